@@ -1,0 +1,240 @@
+"""The case: one RAG call to diagnose (contract section 1).
+
+Boundary types are msgspec Structs whose field names are the contract's keys.
+``load_case`` reads a YAML or JSON file; ``case_from_dict`` converts plain data;
+both raise :class:`CaseError` naming the offending field and value.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Union
+
+import msgspec
+
+from diagnose.errors import CaseError
+
+#: Largest number of samples per temperature a case may ask for.
+MAX_SEEDS = 256
+#: Largest number of temperatures in one case.
+MAX_TEMPERATURES = 8
+#: Temperatures are accepted in [0, MAX_TEMPERATURE]; 0 (or below 1e-5) means greedy.
+MAX_TEMPERATURE = 2.0
+#: Largest generation budget per sample.
+MAX_NEW_TOKENS = 4096
+#: Largest repetition penalty; values above ~2 destroy fluency already.
+MAX_REPETITION_PENALTY = 10.0
+
+_ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+
+
+class Document(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One retrieved passage, in retrieval order."""
+
+    id: str
+    """Unique within the case."""
+    text: str
+    """The passage as it is put into the prompt."""
+    score: float | None = None
+    """Retrieval score, if the retriever gave one."""
+    source: str | None = None
+    """Where the passage came from (URL, file, index key)."""
+
+
+class SamplingSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """How the prompt is sampled. A value that turns a step off is named per field."""
+
+    seeds: int = 8
+    """Samples per temperature (1..MAX_SEEDS). Sample ``i`` uses seed ``i``."""
+    temperatures: list[float] = msgspec.field(default_factory=lambda: [0.2, 0.7, 1.2])
+    """Each temperature is one run; 0 means greedy decoding."""
+    top_p: float = 0.9
+    """Nucleus mass in (0, 1]; 1.0 turns top-p off."""
+    top_k: int = 50
+    """Keep the k most likely tokens; 0 turns top-k off."""
+    repetition_penalty: float = 1.0
+    """HF-style penalty on every token already in prompt or output; 1.0 is off."""
+    max_new_tokens: int = 128
+    """Generation budget per sample; reaching it means ``finish_reason == "length"``."""
+
+
+class JsonConstraint(msgspec.Struct, tag="json", tag_field="type", forbid_unknown_fields=True):
+    """The output must parse as JSON (optionally an object holding ``keys``)."""
+
+    keys: list[str] = []
+
+
+class RegexConstraint(msgspec.Struct, tag="regex", tag_field="type", forbid_unknown_fields=True):
+    """The output must contain a match of ``pattern`` (Python ``re.search``)."""
+
+    pattern: str
+
+
+class MaxWordsConstraint(msgspec.Struct, tag="max_words", tag_field="type", forbid_unknown_fields=True):
+    """The output must have at most ``max`` whitespace-separated words."""
+
+    max: int
+
+
+class MustIncludeConstraint(
+    msgspec.Struct, tag="must_include", tag_field="type", forbid_unknown_fields=True
+):
+    """The output must contain ``text`` (case-insensitive)."""
+
+    text: str
+
+
+Constraint = Union[JsonConstraint, RegexConstraint, MaxWordsConstraint, MustIncludeConstraint]
+CONSTRAINT_TYPES = ("json", "regex", "max_words", "must_include")
+
+
+class Case(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One RAG call: a question plus the retrieved documents, and how to sample it.
+
+    ``documents`` also accepts LangChain ``Document`` objects (anything with
+    ``page_content`` and ``metadata``); they are converted on construction.
+    """
+
+    id: str
+    question: str
+    documents: list[Document] = []
+    system: str | None = None
+    template: str | None = None
+    """Prompt template with ``{question}`` and ``{documents}`` placeholders."""
+    sampling: SamplingSpec = msgspec.field(default_factory=SamplingSpec)
+    constraints: list[Constraint] = []
+    model: str = "default"
+    """``default`` (the embedded model), a Hugging Face model directory or a GGUF file."""
+
+    def __post_init__(self) -> None:
+        if any(not isinstance(d, Document) for d in self.documents):
+            from diagnose.adapters.documents import to_document
+
+            self.documents = [to_document(d, i) for i, d in enumerate(self.documents)]
+        validate_case(self)
+
+
+def validate_case(case: Case) -> None:
+    """Check what the types alone cannot; raise CaseError naming the field."""
+    if not _ID_PATTERN.match(case.id):
+        raise CaseError("id", "must match [A-Za-z0-9._-]{1,128}", case.id)
+    if not case.question.strip():
+        raise CaseError("question", "must not be empty", case.question)
+    _check_utf8("question", case.question)
+    for name in ("system", "template"):
+        value = getattr(case, name)
+        if value is not None:
+            _check_utf8(name, value)
+    if case.template is not None:
+        for slot in ("{question}", "{documents}"):
+            if slot not in case.template:
+                raise CaseError("template", f"must contain the placeholder {slot}", case.template)
+    seen: dict[str, int] = {}
+    for i, doc in enumerate(case.documents):
+        if not doc.id.strip():
+            raise CaseError(f"documents[{i}].id", "must not be empty", doc.id)
+        if doc.id in seen:
+            raise CaseError(
+                f"documents[{i}].id", f"duplicates documents[{seen[doc.id]}].id", doc.id
+            )
+        seen[doc.id] = i
+        _check_utf8(f"documents[{i}].text", doc.text)
+    _validate_sampling(case.sampling)
+    for i, constraint in enumerate(case.constraints):
+        _validate_constraint(f"constraints[{i}]", constraint)
+
+
+def _validate_sampling(s: SamplingSpec) -> None:
+    if not 1 <= s.seeds <= MAX_SEEDS:
+        raise CaseError("sampling.seeds", f"must be between 1 and {MAX_SEEDS}", s.seeds)
+    if not 1 <= len(s.temperatures) <= MAX_TEMPERATURES:
+        raise CaseError(
+            "sampling.temperatures", f"must list 1 to {MAX_TEMPERATURES} values", s.temperatures
+        )
+    for i, t in enumerate(s.temperatures):
+        if not 0.0 <= t <= MAX_TEMPERATURE:
+            raise CaseError(f"sampling.temperatures[{i}]", f"must be in [0, {MAX_TEMPERATURE}]", t)
+    if len(set(s.temperatures)) != len(s.temperatures):
+        raise CaseError("sampling.temperatures", "must not repeat a value", s.temperatures)
+    if not 0.0 < s.top_p <= 1.0:
+        raise CaseError("sampling.top_p", "must be in (0, 1]; 1.0 turns top-p off", s.top_p)
+    if s.top_k < 0:
+        raise CaseError("sampling.top_k", "must be >= 0; 0 turns top-k off", s.top_k)
+    if not 0.0 < s.repetition_penalty <= MAX_REPETITION_PENALTY:
+        raise CaseError(
+            "sampling.repetition_penalty",
+            f"must be in (0, {MAX_REPETITION_PENALTY}]; 1.0 turns it off",
+            s.repetition_penalty,
+        )
+    if not 1 <= s.max_new_tokens <= MAX_NEW_TOKENS:
+        raise CaseError(
+            "sampling.max_new_tokens", f"must be between 1 and {MAX_NEW_TOKENS}", s.max_new_tokens
+        )
+
+
+def _validate_constraint(path: str, c: Constraint) -> None:
+    if isinstance(c, RegexConstraint):
+        try:
+            re.compile(c.pattern)
+        except re.error as exc:
+            raise CaseError(f"{path}.pattern", f"is not a valid regular expression: {exc}", c.pattern)
+    elif isinstance(c, MaxWordsConstraint) and c.max < 1:
+        raise CaseError(f"{path}.max", "must be >= 1", c.max)
+    elif isinstance(c, MustIncludeConstraint) and not c.text:
+        raise CaseError(f"{path}.text", "must not be empty", c.text)
+
+
+def _check_utf8(path: str, text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise CaseError(path, f"is not valid UTF-8 text at character {exc.start}", text[:40])
+
+
+def case_from_dict(data: Any) -> Case:
+    """Convert plain data (parsed YAML/JSON) into a validated Case."""
+    if not isinstance(data, dict):
+        raise CaseError("$", "a case must be a mapping of fields", type(data).__name__)
+    try:
+        return msgspec.convert(data, Case, strict=False)
+    except msgspec.ValidationError as exc:
+        raise _case_error_from_msgspec(exc, data) from None
+
+
+# msgspec messages look like "Expected `int`, got `str` - at `$.sampling.seeds`".
+_AT = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+_UNKNOWN = re.compile(r"Object contains unknown field `(?P<name>[^`]+)`")
+_MISSING = re.compile(r"Object missing required field `(?P<name>[^`]+)`")
+_BAD_TAG = re.compile(r"Invalid value '(?P<value>[^']*)'")
+
+
+def _case_error_from_msgspec(exc: msgspec.ValidationError, data: Any) -> CaseError:
+    match = _AT.match(str(exc))
+    message = match.group("msg") if match else str(exc)
+    path = (match.group("path") or "") if match else ""
+    path = path.lstrip(".")
+    for pattern in (_UNKNOWN, _MISSING):
+        named = pattern.search(message)
+        if named:
+            field = f"{path}.{named.group('name')}" if path else named.group("name")
+            reason = "is not a known field" if pattern is _UNKNOWN else "is required"
+            return CaseError(field, reason)
+    bad_tag = _BAD_TAG.search(message)
+    if bad_tag and path.endswith(".type") and path.startswith("constraints"):
+        return CaseError(
+            path,
+            f"unknown constraint type; known types: {', '.join(CONSTRAINT_TYPES)}",
+            bad_tag.group("value"),
+        )
+    return CaseError(path or "$", message, _lookup(data, path))
+
+
+def _lookup(data: Any, path: str) -> Any:
+    """Best-effort value at a msgspec path like ``documents[1].id``."""
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        try:
+            data = data[int(part[1:-1])] if part.startswith("[") else data[part]
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+    return data
+

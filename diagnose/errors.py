@@ -1,0 +1,59 @@
+"""Typed errors of the engine.
+
+The tree::
+
+    DiagnoseError                 exit 1 (internal failure)
+    ├── CaseError                 exit 2, HTTP 4xx: an invalid case; names the field path
+    ├── UsageError                exit 2: bad command-line usage (unknown model name, bad path)
+    ├── ModelError                exit 1, HTTP 500: a model could not be loaded or run
+    └── BackendError              exit 1, HTTP 500: a sampling backend failed
+
+The CLI maps ``exit_code`` to the process exit status; the API maps the same
+classes to HTTP in one handler. Nothing below the CLI calls ``sys.exit``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class DiagnoseError(Exception):
+    """Base of every error the engine raises on purpose."""
+
+    exit_code: int = 1
+
+
+class CaseError(DiagnoseError):
+    """A case (or a setting given with it) is invalid.
+
+    ``field`` is the dotted path of the offending field, e.g. ``sampling.top_p``
+    or ``documents[2].id``; ``value`` is what was given.
+    """
+
+    exit_code = 2
+
+    def __init__(self, field: str, message: str, value: Any = None) -> None:
+        self.field = field
+        self.value = value
+        self.reason = message
+        shown = "" if value is None else f" (got {_short(value)})"
+        super().__init__(f"{field}: {message}{shown}")
+
+
+class UsageError(DiagnoseError):
+    """The command was asked for something that cannot work (unknown model, missing file)."""
+
+    exit_code = 2
+
+
+class ModelError(DiagnoseError):
+    """A model could not be located, loaded or run."""
+
+
+class BackendError(DiagnoseError):
+    """A sampling backend failed while generating."""
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,174 @@
+"""The report (contract section 3) and its all-or-nothing writer.
+
+Field names are the contract's keys; extra fields beyond the contract are
+marked "extension" in their docstrings.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+Stage = Literal["input", "sampling", "length", "environment", "framework"]
+STAGE_ORDER: tuple[Stage, ...] = ("input", "sampling", "length", "environment", "framework")
+Severity = Literal["info", "warn", "fail"]
+Verdict = Literal["ok", "warn", "fail"]
+
+
+class GravityCenter(msgspec.Struct, kw_only=True):
+    id: str
+    documents: list[str]
+    mass: float
+    """Share of the non-noise documents' weight; masses sum to 1."""
+    label: str
+    """Short human-readable name, e.g. the answer the center supports."""
+
+
+class ConflictPair(msgspec.Struct, kw_only=True):
+    a: str
+    b: str
+    kind: str
+    """value_mismatch | entity_ambiguity | stance | topic_split."""
+    evidence: str
+    """The differing spans, quoted from each document."""
+
+
+class Conflict(msgspec.Struct, kw_only=True):
+    detected: bool
+    score: float
+    pairs: list[ConflictPair] = []
+
+
+class DocumentView(msgspec.Struct, kw_only=True):
+    """Extension: per-document facts for pages and triage."""
+
+    id: str
+    center: str | None
+    """Center id, or None for a noise document."""
+    relevance: float
+    """Cosine similarity of the document to the question."""
+    tokens: int
+    """Token count with the generator's tokenizer (0 when no tokenizer was loaded)."""
+    position: list[float]
+    """2-D projection of the embedding, for the document map."""
+    answer: str | None = None
+    """The answer span this document supports, when one was found."""
+
+
+class InputReport(msgspec.Struct, kw_only=True):
+    gravity_centers: list[GravityCenter]
+    noise_documents: list[str]
+    conflict: Conflict
+    documents: list[DocumentView] = []
+    """Extension: one entry per case document, in case order."""
+    prompt_tokens: int = 0
+    """Extension: tokens of the assembled prompt (0 when no tokenizer was loaded)."""
+    context_window: int = 0
+    """Extension: the generator's context window in tokens (0 when unknown)."""
+    instruction_conflicts: list[list[str]] = []
+    """Extension: pairs of contradictory instructions found in system/template."""
+
+
+class Sample(msgspec.Struct, kw_only=True):
+    seed: int
+    text: str
+    finish_reason: Literal["stop", "length"]
+    tokens: int = 0
+    """Extension: generated tokens."""
+    cluster: int = 0
+    """Extension: meaning-cluster index within the run."""
+    center: str = "none"
+    """Extension: the gravity center this sample followed, or "none"."""
+    compliant: bool = True
+    """Extension: passed every constraint."""
+
+
+class Bifurcation(msgspec.Struct, kw_only=True):
+    """Extension: a position where the top two candidates were nearly tied and samples split."""
+
+    position: int
+    context: str
+    candidates: list[str]
+    margin: float
+
+
+class TemperatureRun(msgspec.Struct, kw_only=True):
+    temperature: float
+    n: int
+    first_token_divergence: float
+    mean_entropy: float
+    perplexity: float
+    repetition_rate: float
+    semantic_entropy: float
+    compliance_rate: float
+    truncation_rate: float
+    center_pull: dict[str, float]
+    samples: list[Sample]
+    first_tokens: dict[str, int] = {}
+    """Extension: count of each distinct first generated token."""
+    entropy_by_position: list[float] = []
+    """Extension: mean sampled-distribution entropy at each generated position."""
+    bifurcations: list[Bifurcation] = []
+
+
+class SamplingReport(msgspec.Struct, kw_only=True):
+    runs: list[TemperatureRun]
+    backend: str = "transformers"
+    """Extension: which backend sampled."""
+    wall_seconds: float = 0.0
+    """Extension: time spent sampling."""
+
+
+class Finding(msgspec.Struct, kw_only=True):
+    stage: Stage
+    rule: str
+    severity: Severity
+    evidence: dict[str, Any]
+    advice: str
+
+
+class Report(msgspec.Struct, kw_only=True):
+    case_id: str
+    verdict: Verdict
+    input: InputReport
+    findings: list[Finding]
+    environment: dict[str, Any]
+    sampling: SamplingReport | None = None
+    """Absent with ``diagnose inputs``."""
+
+    def to_dict(self) -> dict[str, Any]:
+        data = msgspec.to_builtins(self)
+        if data.get("sampling") is None:
+            data.pop("sampling", None)
+        return data
+
+    def to_json(self, indent: int = 2) -> str:
+        return msgspec.json.format(msgspec.json.encode(self.to_dict()), indent=indent).decode()
+
+
+def verdict_of(findings: list[Finding]) -> Verdict:
+    severities = {f.severity for f in findings}
+    if "fail" in severities:
+        return "fail"
+    return "warn" if "warn" in severities else "ok"
+
+
+def write_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` via a temp file in the same directory, then rename.
+
+    A failure leaves no partial file behind (contract section 2).
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
