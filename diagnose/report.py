@@ -71,6 +71,12 @@ class InputReport(msgspec.Struct, kw_only=True):
     """Extension: the generator's context window in tokens (0 when unknown)."""
     instruction_conflicts: list[list[str]] = []
     """Extension: pairs of contradictory instructions found in system/template."""
+    delimiter_issue: str | None = None
+    """Extension: why the documents are not clearly delimited in a custom template, or None."""
+    strongest_center_position: float | None = None
+    """Extension: where the strongest center's documents sit in the prompt (0 start .. 1 end)."""
+    lost_in_the_middle: bool = False
+    """Extension: the strongest center sits in the middle of a long prompt."""
 
 
 class Sample(msgspec.Struct, kw_only=True):

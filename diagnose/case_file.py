@@ -1,0 +1,70 @@
+"""Read a case file (YAML or JSON), checking the bytes are UTF-8 before parsing."""
+
+from __future__ import annotations
+
+import codecs
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from diagnose.case import Case, case_from_dict
+from diagnose.errors import CaseError, UsageError
+
+_MARK = "\U0010fffd"  # a private-use code point stands in for each undecodable byte
+
+
+def _mark_bad_bytes(error: UnicodeDecodeError) -> tuple[str, int]:
+    return _MARK, error.end
+
+
+codecs.register_error("diagnose-mark", _mark_bad_bytes)
+
+
+def load_case(path: str | Path) -> Case:
+    """Load and validate a case; raise CaseError naming the field, UsageError for a bad path."""
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"case file not found: {file}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read case file {file}: {exc.strerror}") from None
+    text = raw.decode("utf-8", errors="diagnose-mark")
+    data = _parse(text, file)
+    if _MARK in text:
+        field = _find_mark(data, "") or "$"
+        raise CaseError(field, "is not valid UTF-8 text", f"{file.name}: undecodable bytes")
+    return case_from_dict(data)
+
+
+def _parse(text: str, file: Path) -> Any:
+    try:
+        if file.suffix.lower() == ".json":
+            return json.loads(text)
+        return yaml.safe_load(text)
+    except json.JSONDecodeError as exc:
+        raise CaseError("$", f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise CaseError("$", f"invalid YAML{where}: {problem}") from None
+
+
+def _find_mark(data: Any, path: str) -> str | None:
+    """Dotted path of the first string holding an undecodable byte."""
+    if isinstance(data, str):
+        return path if _MARK in data else None
+    if isinstance(data, dict):
+        for key, value in data.items():
+            found = _find_mark(value, f"{path}.{key}" if path else str(key))
+            if found:
+                return found
+    if isinstance(data, list):
+        for i, value in enumerate(data):
+            found = _find_mark(value, f"{path}[{i}]")
+            if found:
+                return found
+    return None

@@ -1,0 +1,138 @@
+"""The ``diagnose`` command line (contract section 2).
+
+Exit codes: 0 the command ran (whatever the verdict); 2 bad usage or an invalid
+case, with a message naming the field; 1 an internal failure. Nothing partial
+is written on failure: every output is rendered first, then written atomically.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Callable
+
+import click
+
+from diagnose.errors import DiagnoseError
+
+CASE_ARG = click.argument("case", type=click.Path(dir_okay=False, path_type=Path))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--debug", is_flag=True, help="Show a traceback on internal failures.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Diagnose context conflicts in a RAG prompt before you ship it.
+
+    A case is a YAML or JSON file: a question plus the retrieved documents (see
+    README). `inputs` checks the documents alone; `run` also samples the prompt
+    on a local model with many seeds and temperatures and measures the wobble.
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+@cli.command()
+@CASE_ARG
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the report JSON here (default: print it).")
+def inputs(case: Path, out: Path | None) -> None:
+    """Input stage only: gravity centers, conflicts, noise; no text generation."""
+    from diagnose.case_file import load_case
+    from diagnose.console import Console
+
+    console = Console()
+    parsed = load_case(case)
+    with console.progress() as progress:
+        report = _diagnoser(progress).inputs(parsed)
+    if out is None:
+        click.echo(report.to_json())
+        return
+    _write_all({out: report.to_json()})
+    console.summary(report)
+    console.wrote([out])
+
+
+@cli.command()
+@CASE_ARG
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the report JSON here.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=Path), help="Write a self-contained HTML report page here.")
+@click.option("--json", "print_json", is_flag=True, help="Print the report JSON instead of the summary.")
+def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool) -> None:
+    """The whole pipeline: input stage, sampling on the case's model, triage."""
+    from diagnose.case_file import load_case
+    from diagnose.console import Console
+
+    console = Console()
+    parsed = load_case(case)
+    with console.progress() as progress:
+        report = _diagnoser(progress).run(parsed)
+    outputs: dict[Path, str] = {}
+    if out:
+        outputs[out] = report.to_json()
+    if html_out:
+        from diagnose.html import render_report_html
+
+        outputs[html_out] = render_report_html(report)
+    _write_all(outputs)
+    if print_json:
+        click.echo(report.to_json())
+    else:
+        console.summary(report)
+        console.wrote(list(outputs))
+
+
+def _diagnoser(progress):
+    from diagnose.pipeline import Diagnoser
+    from diagnose.settings import Settings
+
+    return Diagnoser.from_settings(Settings.from_env(), progress)
+
+
+def _write_all(outputs: dict[Path, str]) -> None:
+    """Every output was rendered already; each is written via temp file + rename."""
+    from diagnose.report import write_atomic
+
+    for path, text in outputs.items():
+        write_atomic(path, text)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: maps engine errors to exit codes and one clear message."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    code = _run(lambda: cli.main(args=argv, prog_name="diagnose", standalone_mode=False), debug)
+    sys.exit(code)
+
+
+def _run(invoke: Callable[[], object], debug: bool) -> int:
+    try:
+        invoke()
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 1
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except DiagnoseError as exc:
+        kind = "invalid case" if exc.exit_code == 2 else "error"
+        click.echo(f"{kind}: {exc}", err=True)
+        if debug:
+            traceback.print_exc()
+        return exc.exit_code
+    except KeyboardInterrupt:
+        click.echo("interrupted; nothing was written", err=True)
+        return 1
+    except Exception as exc:  # an internal failure: exit 1, say so plainly
+        click.echo(f"internal error: {type(exc).__name__}: {exc}", err=True)
+        if debug:
+            traceback.print_exc()
+        else:
+            click.echo("(run with --debug for the traceback)", err=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    main()

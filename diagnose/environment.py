@@ -1,0 +1,61 @@
+"""The environment fingerprint written into every report."""
+
+from __future__ import annotations
+
+import platform
+import sys
+from importlib import metadata
+from typing import Any
+
+LIBRARIES = (
+    "torch", "transformers", "sentence-transformers", "faiss-cpu", "faiss-gpu-cu12",
+    "numpy", "tokenizers", "msgspec", "rag-diagnose",
+)
+
+
+def library_versions() -> dict[str, str]:
+    versions = {}
+    for name in LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def fingerprint(
+    generator: dict[str, Any] | None, embedder: dict[str, Any], backend: str | None
+) -> dict[str, Any]:
+    """Flat facts about where the diagnosis ran; ``generator`` is None for inputs-only runs."""
+    import torch
+
+    env: dict[str, Any] = {
+        "backend": backend,
+        "model_id": None,
+        "model_hash": None,
+        "revision": None,
+        "quantization": None,
+        "dtype": None,
+        "device": None,
+    }
+    if generator:
+        env.update(
+            model_id=generator.get("id"),
+            model_hash=generator.get("sha256"),
+            revision=generator.get("revision") or generator.get("format"),
+            quantization=generator.get("quantization"),
+            dtype=generator.get("dtype"),
+            device=generator.get("device"),
+            model_path=generator.get("path"),
+        )
+    env.update(
+        embedder=embedder.get("id"),
+        embedder_hash=embedder.get("sha256"),
+        threads=torch.get_num_threads(),
+        cuda=torch.version.cuda if torch.cuda.is_available() else None,
+        python=sys.version.split()[0],
+        platform=platform.platform(),
+        machine=platform.machine(),
+        libraries=library_versions(),
+    )
+    return env

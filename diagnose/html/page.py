@@ -1,0 +1,34 @@
+"""Render a :class:`Report` to one self-contained HTML page.
+
+The page makes no network request: CSS is inlined from
+``templates/report.css``, charts are inline SVG, and a Content-Security-Policy
+meta tag forbids scripts and remote resources.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from diagnose.html.view import build_page
+from diagnose.report import Report
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATE = "report.html.j2"
+
+
+def _environment() -> Environment:
+    return Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def render_report_html(report: Report) -> str:
+    """Return the report as a standalone HTML document (no scripts, no remote resources)."""
+    return _environment().get_template(TEMPLATE).render(page=build_page(report))

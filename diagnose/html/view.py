@@ -1,0 +1,290 @@
+"""The page's view-model: plain dataclasses prepared from a :class:`Report`.
+
+All formatting, ordering, grouping and coloring happens here, so the template
+only loops and branches. Strings stay raw (the template autoescapes them);
+chart fields are ``Markup`` built by :mod:`diagnose.html.svg`, which escapes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from markupsafe import Markup
+
+from diagnose.html import svg
+from diagnose.report import Finding, InputReport, Report, SamplingReport, TemperatureRun
+
+PALETTE = ("#3b6ea8", "#e08a2c", "#3a9a6b", "#b5487a", "#7a5fb0", "#2b9aa8", "#b89a2e", "#a0522d")
+GREY = "#9aa0a6"
+NONE = "none"
+METRICS = (
+    "temperature", "n", "first_token_divergence", "mean_entropy", "perplexity",
+    "repetition_rate", "semantic_entropy", "compliance_rate", "truncation_rate",
+)  # fmt: skip
+ENV_SUMMARY = ("model", "model_id", "revision", "model_hash", "dtype", "device", "embedder")
+TOP_FIRST_TOKENS = 12
+
+
+@dataclass(frozen=True, slots=True)
+class KeyValue:
+    key: str
+    value: str
+    block: bool = False
+    """True when ``value`` is pretty JSON, shown preformatted."""
+
+
+@dataclass(frozen=True, slots=True)
+class LegendItem:
+    label: str
+    color: str
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRow:
+    stage: str
+    severity: str
+    rule: str
+    advice: str
+    evidence: list[KeyValue]
+
+
+@dataclass(frozen=True, slots=True)
+class CenterRow:
+    id: str
+    label: str
+    mass: str
+    documents: list[str]
+    color: str
+
+
+@dataclass(frozen=True, slots=True)
+class PairRow:
+    a: str
+    b: str
+    kind: str
+    evidence: str
+
+
+@dataclass(frozen=True, slots=True)
+class InputView:
+    facts: list[KeyValue]
+    document_map: Markup
+    legend: list[LegendItem]
+    centers: list[CenterRow]
+    pairs: list[PairRow]
+    noise: list[str]
+    instruction_conflicts: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class SampleRow:
+    seed: int
+    finish_reason: str
+    center: str
+    color: str
+    tokens: int
+    compliant: bool
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterGroup:
+    index: int
+    samples: list[SampleRow]
+
+
+@dataclass(frozen=True, slots=True)
+class BifurcationRow:
+    position: int
+    context: str
+    candidates: list[str]
+    margin: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    anchor: str
+    temperature: str
+    pull_chart: Markup
+    first_token_chart: Markup
+    entropy_chart: Markup
+    bifurcations: list[BifurcationRow]
+    clusters: list[ClusterGroup]
+
+
+@dataclass(frozen=True, slots=True)
+class SamplingView:
+    facts: list[KeyValue]
+    metric_names: tuple[str, ...]
+    metric_rows: list[list[str]]
+    runs: list[RunView]
+
+
+@dataclass(frozen=True, slots=True)
+class PageView:
+    case_id: str
+    verdict: str
+    summary: list[KeyValue]
+    findings: list[FindingRow]
+    input: InputView
+    sampling: SamplingView | None
+    environment: list[KeyValue]
+
+
+def build_page(report: Report) -> PageView:
+    colors = _center_colors(report.input)
+    return PageView(
+        case_id=report.case_id,
+        verdict=report.verdict,
+        summary=_summary(report),
+        findings=[_finding(f) for f in report.findings],
+        input=_input(report.input, colors),
+        sampling=_sampling(report.sampling, report.input, colors) if report.sampling else None,
+        environment=_key_values(report.environment),
+    )
+
+
+def _center_colors(inp: InputReport) -> dict[str, str]:
+    return {c.id: PALETTE[i % len(PALETTE)] for i, c in enumerate(inp.gravity_centers)}
+
+
+def _fmt(value: float | int, digits: int = 3) -> str:
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def _key_values(data: Mapping[str, Any]) -> list[KeyValue]:
+    rows = []
+    for key, value in data.items():
+        if isinstance(value, (dict, list, tuple)):
+            text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+            rows.append(KeyValue(str(key), text, block=True))
+        else:
+            rows.append(KeyValue(str(key), "null" if value is None else str(value)))
+    return rows
+
+
+def _summary(report: Report) -> list[KeyValue]:
+    env = report.environment
+    rows = [KeyValue(k, str(env[k])) for k in ENV_SUMMARY if isinstance(env.get(k), (str, int, float))]
+    if report.sampling is not None:
+        runs = report.sampling.runs
+        rows.append(KeyValue("backend", report.sampling.backend))
+        rows.append(KeyValue("temperatures", ", ".join(f"{r.temperature:g}" for r in runs) or "—"))
+        rows.append(KeyValue("samples", str(sum(r.n for r in runs))))
+    else:
+        rows.append(KeyValue("sampling", "not run (inputs only)"))
+    return rows
+
+
+def _finding(finding: Finding) -> FindingRow:
+    return FindingRow(
+        stage=finding.stage,
+        severity=finding.severity,
+        rule=finding.rule,
+        advice=finding.advice,
+        evidence=_key_values(finding.evidence),
+    )
+
+
+def _input(inp: InputReport, colors: Mapping[str, str]) -> InputView:
+    labels = {c.id: c.label for c in inp.gravity_centers}
+    points = [
+        svg.Point(
+            x=d.position[0] if len(d.position) > 0 else 0.0,
+            y=d.position[1] if len(d.position) > 1 else 0.0,
+            label=d.id,
+            color=colors.get(d.center, GREY) if d.center else GREY,
+            title=f"{d.id} · {labels.get(d.center, d.center) if d.center else 'noise'} · relevance {d.relevance:.2f}",
+        )
+        for d in inp.documents
+    ]
+    legend = [LegendItem(f"{c.id}: {c.label}", colors[c.id]) for c in inp.gravity_centers]
+    legend.append(LegendItem("noise", GREY))
+    facts = [
+        KeyValue("conflict detected", "yes" if inp.conflict.detected else "no"),
+        KeyValue("conflict score", _fmt(inp.conflict.score)),
+        KeyValue("documents", str(len(inp.documents))),
+    ]
+    if inp.prompt_tokens or inp.context_window:
+        facts.append(KeyValue("prompt tokens", f"{inp.prompt_tokens} / {inp.context_window or '?'}"))
+    return InputView(
+        facts=facts,
+        document_map=svg.scatter(points),
+        legend=legend,
+        centers=[
+            CenterRow(c.id, c.label, _fmt(c.mass), list(c.documents), colors[c.id]) for c in inp.gravity_centers
+        ],
+        pairs=[PairRow(p.a, p.b, p.kind, p.evidence) for p in inp.conflict.pairs],
+        noise=list(inp.noise_documents),
+        instruction_conflicts=[" ⟷ ".join(pair) for pair in inp.instruction_conflicts],
+    )
+
+
+def _sampling(sampling: SamplingReport, inp: InputReport, colors: Mapping[str, str]) -> SamplingView:
+    facts = [KeyValue("backend", sampling.backend), KeyValue("wall seconds", _fmt(sampling.wall_seconds, 1))]
+    rows = [[_fmt(getattr(run, name)) for name in METRICS] for run in sampling.runs]
+    runs = [_run(i, run, inp, colors) for i, run in enumerate(sampling.runs)]
+    return SamplingView(facts=facts, metric_names=METRICS, metric_rows=rows, runs=runs)
+
+
+def _run(index: int, run: TemperatureRun, inp: InputReport, colors: Mapping[str, str]) -> RunView:
+    labels = {c.id: c.label for c in inp.gravity_centers}
+    return RunView(
+        anchor=f"run-{index}",
+        temperature=f"{run.temperature:g}",
+        pull_chart=svg.grouped_bars(_pull_groups(run, inp, colors), label="center mass vs pull"),
+        first_token_chart=svg.horizontal_bars(_first_token_bars(run.first_tokens), label="first tokens"),
+        entropy_chart=svg.entropy_line(run.entropy_by_position, [b.position for b in run.bifurcations]),
+        bifurcations=[
+            BifurcationRow(b.position, b.context, [visible(c) for c in b.candidates], _fmt(b.margin))
+            for b in run.bifurcations
+        ],
+        clusters=_clusters(run, labels, colors),
+    )
+
+
+def _pull_groups(run: TemperatureRun, inp: InputReport, colors: Mapping[str, str]) -> list[svg.BarGroup]:
+    masses = {c.id: c.mass for c in inp.gravity_centers}
+    ids = list(masses) + [k for k in run.center_pull if k not in masses and k != NONE] + [NONE]
+    groups = []
+    for cid in ids:
+        color = colors.get(cid, GREY)
+        mass, pull = masses.get(cid, 0.0), run.center_pull.get(cid, 0.0)
+        bars = [
+            svg.Bar("mass", mass, color, f"{cid}: input mass {mass:.2f}", opacity=0.35),
+            svg.Bar("pull", pull, color, f"{cid}: sampled pull {pull:.2f} at T={run.temperature:g}"),
+        ]
+        groups.append(svg.BarGroup(cid, bars))
+    return groups
+
+
+def _first_token_bars(first_tokens: Mapping[str, int]) -> list[svg.Bar]:
+    ranked = sorted(first_tokens.items(), key=lambda kv: (-kv[1], kv[0]))
+    head, rest = ranked[:TOP_FIRST_TOKENS], ranked[TOP_FIRST_TOKENS:]
+    bars = [svg.Bar(visible(tok), count, PALETTE[0], f"{visible(tok)}: {count}") for tok, count in head]
+    if rest:
+        other = sum(count for _, count in rest)
+        bars.append(svg.Bar(f"({len(rest)} others)", other, GREY, f"{len(rest)} other tokens: {other}"))
+    return bars
+
+
+def _clusters(run: TemperatureRun, labels: Mapping[str, str], colors: Mapping[str, str]) -> list[ClusterGroup]:
+    by_cluster: dict[int, list[SampleRow]] = {}
+    for s in run.samples:
+        center = f"{s.center}: {labels[s.center]}" if s.center in labels else s.center
+        row = SampleRow(s.seed, s.finish_reason, center, colors.get(s.center, GREY), s.tokens, s.compliant, s.text)
+        by_cluster.setdefault(s.cluster, []).append(row)
+    return [ClusterGroup(k, by_cluster[k]) for k in sorted(by_cluster)]
+
+
+def visible(token: str) -> str:
+    """Show whitespace in a token so that ' Paris' and 'Paris' differ on the page."""
+    if token == "":
+        return "∅"
+    return token.replace(" ", "␣").replace("\n", "⏎").replace("\t", "⇥")
+
+
+__all__ = ["PageView", "build_page", "visible"]

@@ -1,0 +1,93 @@
+"""Small word lists the answer extractor types questions and answers with (data only)."""
+
+from __future__ import annotations
+
+QUESTION_WORDS = frozenset(
+    "what who whom whose when where which why how is was are were does did do in on at the a an".split()
+)
+STOPWORDS = frozenset(
+    """a an the of in on at to for from by with and or is was are were be been being does did do
+    what who whom whose when where which why how that this these those as it its his her their
+    associated known main primary another common type kind refer refers name""".split()
+)
+NUMBER_CUES = ("population", "how many", "how much", "number of", "length of", "inhabitants")
+DATE_CUES = ("what year", "which year", "founding date", "date of", "in which year", "what date")
+COUNT_WORDS = frozenset(
+    "population inhabitants people residents persons laps metres meters km miles".split()
+)
+HEADS = frozenset(
+    """sport artist creator director author singer band composer founder father mother husband
+    wife son daughter candidate character profession occupation position party ideology genre
+    line type medium format rank conflict war state location country city aircraft unit where""".split()
+)
+PERSON_HEADS = frozenset(
+    "artist creator director author singer band composer founder candidate character".split()
+)
+GENERIC_QUALIFIERS = frozenset(
+    """album song single ep film movie band club novel series tv television play video game
+    company magazine newspaper disambiguation soundtrack mixtape musical opera book poem
+    episode studio record records season men s women s team the a an""".split()
+)
+CLASS_WORDS: dict[str, tuple[str, ...]] = {
+    "sport": tuple(
+        """ice hockey|field hockey|hockey|football|soccer|basketball|baseball|volleyball|tennis|
+        golf|boxing|wrestling|sumo wrestling|rugby union|rugby league|cricket|athletics|
+        cycling|swimming|diving|gymnastics|artistic gymnastics|bowling|speed skating|figure skating|
+        skiing|handball|badminton|table tennis|motorsport|racing|rowing|fencing|judo|karate|
+        taekwondo|snooker|darts|lacrosse|softball|water polo|archery|triathlon|canoeing|
+        sailing|equestrian|polo|running|marathon|sprint|weightlifting|shooting|curling|gambling|
+        poker|chess|mixed martial arts|kickboxing|bobsleigh|luge|biathlon|surfing|skateboarding""".replace("\n", "").split("|")
+    ),
+    "profession": tuple(
+        """actor|actress|architect|artist|athlete|author|basketball player|bishop|businessman|chef|
+        composer|cricketer|diplomat|director|economist|engineer|footballer|journalist|judge|lawyer|
+        musician|painter|philosopher|photographer|physician|physicist|chemist|biologist|
+        marine biologist|pilot|poet|politician|priest|anglican priest|chaplain|producer|professor|
+        rapper|scientist|singer|soldier|songwriter|teacher|writer|novelist|historian|
+        mathematician|surgeon|entrepreneur|broadcaster|comedian|dancer|designer|sculptor""".replace("\n", "").split("|")
+    ),
+    "position": tuple(
+        """goalkeeper|defender|centre back|center back|full back|midfielder|defensive midfielder|
+        attacking midfielder|winger|forward|striker|pitcher|catcher|shortstop|quarterback|
+        point guard|shooting guard|small forward|power forward|center|centre""".replace("\n", "").split("|")
+    ),
+    "party": tuple(
+        """republican|democratic|democrat|conservative|liberal|labour|labor|green|socialist|
+        communist|progressive|independent|whig|federalist|national|reform""".replace("\n", "").split("|")
+    ),
+    "rank": tuple(
+        """rear admiral|vice admiral|admiral|commodore|captain|brigadier general|major general|
+        lieutenant general|general|colonel|lieutenant colonel|major|lieutenant""".replace("\n", "").split("|")
+    ),
+}
+CLASS_WORDS["occupation"] = CLASS_WORDS["profession"]
+CLASS_WORDS = {k: tuple(t.strip() for t in v if t.strip()) for k, v in CLASS_WORDS.items()}
+
+_BY = (r"\bby",)
+_PLACE = (r"\blocated in(?: the (?:city|town|village) of)?", r"\bbased in", r"\bpublished in",
+          r"\bborn in", r"\bsituated in", r"\bheadquartered in", r"\bin the (?:city|town|village) of")
+#: Per question head, regexes after which the answer's name follows.
+RELATION_CUES: dict[str, tuple[str, ...]] = {
+    **{h: _BY for h in ("artist", "creator", "director", "author", "singer", "band", "composer")},
+    "founder": (r"\bfounded by", r"\bestablished by"),
+    "father": (r"\b(?:son|daughter|child) of", r"\bFather"),
+    "mother": (r"\b(?:son|daughter|child) of", r"\bMother"),
+    "husband": (r"\bwife of", r"\bmarried(?: to)?", r"\bSpouse"),
+    "wife": (r"\bhusband of", r"\bmarried(?: to)?", r"\bSpouse"),
+    "candidate": (r"\bcandidate", r"\bselected", r"\bwon by"),
+    **{h: _PLACE for h in ("where", "location", "state", "country", "city")},
+}
+
+#: Question verbs and the words documents use for the same event.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "built": ("built", "constructed", "construction", "erected", "completed", "opened"),
+    "constructed": ("built", "constructed", "construction", "erected", "completed"),
+    "founded": ("founded", "established", "formed", "created", "founding"),
+    "established": ("founded", "established", "formed", "created", "opened"),
+    "formed": ("formed", "founded", "established", "created", "raised"),
+    "born": ("born", "birth"),
+    "die": ("died", "death"),
+    "released": ("released", "release", "issued"),
+    "held": ("held", "first", "inaugurated", "founded", "established"),
+    "introduced": ("introduced", "adopted", "issued", "replaced"),
+}

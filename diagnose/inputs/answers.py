@@ -1,0 +1,255 @@
+"""Heuristic per-document answer extraction, by question type.
+
+A question is typed as ``date`` (when / what year / founded ...), ``number``
+(population / how many ...) or ``entity`` (who / what sport / where ...).
+Each document then yields scored candidate spans; the best one is the answer
+the document supports. Keys (:func:`answer_key`) are what centers group on.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from diagnose.inputs import _lexicon as lex
+
+_MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+_YEAR = r"(?:1[0-9]{3}|20[0-9]{2})"
+_DATE = re.compile(
+    rf"\b(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*{_YEAR}"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\s*,?\s*{_YEAR}"
+    rf"|{_MONTH}\s*,?\s+{_YEAR}"
+    rf"|{_YEAR}(?:\s*[–—-]\s*(?:{_YEAR}|[0-9]{{2}}))?s?)(?![\d,.]\d)",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:[,.\u00a0 ]\d{3})+(?![\d])|(?<![\w.,])\d+(?![\w,.]\d)")
+_SENTENCE = re.compile(r"(?<=[.!?;。！？；])\s+|\n+|\s•\s")
+_WORD = re.compile(r"\w+", re.UNICODE)
+_YEAR_ONLY = re.compile(_YEAR)
+
+
+@dataclass(frozen=True)
+class Question:
+    """What the question asks for."""
+
+    kind: str
+    """``date``, ``number`` or ``entity``."""
+    entity: str | None
+    """The subject the question is about (quoted title or capitalised name)."""
+    keywords: tuple[str, ...]
+    """Lower-case content words of the question outside the entity."""
+    head: str | None = None
+    """For entity questions, the class asked for (``sport``, ``artist`` ...)."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One candidate answer found in a document."""
+
+    span: str
+    """The text as it appears in the document."""
+    key: str
+    """Normalised grouping key (:func:`answer_key`)."""
+    score: float
+    start: int = 0
+
+
+def normalise(text: str) -> str:
+    """Lower-case, accents folded, punctuation dropped, spaces collapsed."""
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c)).lower()
+    return " ".join(_WORD.findall(text.replace("_", " ")))
+
+
+def answer_key(span: str, kind: str) -> str:
+    """Grouping key: the first year for dates, the digits for numbers, else the normalised span."""
+    if kind == "date":
+        year = _YEAR_ONLY.search(span)
+        return year.group(0) if year else normalise(span)
+    if kind == "number":
+        digits = re.sub(r"\D", "", span)
+        return digits or normalise(span)
+    return normalise(span)
+
+
+def parse_question(question: str) -> Question:
+    """Type the question and pull out its subject and keywords."""
+    q = question.strip()
+    low = q.lower()
+    entity = _question_entity(q)
+    ent_words = set(normalise(entity).split()) if entity else set()
+    words = [w for w in normalise(q).split() if w not in lex.STOPWORDS and w not in ent_words]
+    if any(p in low for p in lex.NUMBER_CUES) or low.startswith("how many"):
+        kind = "number"
+    elif low.startswith(("when", "what year", "which year", "in what year", "in which year")) or any(
+        p in low for p in lex.DATE_CUES
+    ):
+        kind = "date"
+    else:
+        kind = "entity"
+    head = next((w for w in words if w in lex.HEADS), "where" if low.startswith("where") else None)
+    expanded = list(dict.fromkeys(w for k in words for w in (k, *lex.SYNONYMS.get(k, ()))))
+    return Question(kind=kind, entity=entity, keywords=tuple(expanded), head=head)
+
+
+def _question_entity(q: str) -> str | None:
+    quoted = re.search(r"[\"“”«]([^\"“”»]{2,80})[\"“”»]", q)
+    if quoted:
+        return quoted.group(1).strip()
+    tokens = re.findall(r"[\w'’.&-]+", q)
+    best: list[str] = []
+    run: list[str] = []
+    for i, tok in enumerate(tokens + ["x"]):
+        cap = tok[:1].isupper() or tok[:1].isdigit()
+        first = i == 0 and tok.lower() in lex.QUESTION_WORDS
+        if cap and not first and i < len(tokens):
+            run.append(re.sub(r"['’]s$", "", tok))
+        else:
+            if len(" ".join(run)) > len(" ".join(best)):
+                best = run
+            run = []
+    if not best and tokens:
+        return None
+    return " ".join(best) or None
+
+
+def sentences(text: str) -> list[tuple[int, str]]:
+    """Split into ``(start offset, sentence)`` pairs."""
+    out, pos = [], 0
+    for part in _SENTENCE.split(text):
+        start = text.find(part, pos)
+        if part.strip():
+            out.append((max(start, 0), part))
+        pos = max(start, 0) + len(part)
+    return out
+
+
+def _sentence_score(q: Question, sentence: str) -> float:
+    words = set(normalise(sentence).split())
+    stems = {w[:5] for w in words}
+    hits = sum(1 for k in q.keywords if k[:5] in stems)
+    ent = q.entity and all(w in words for w in normalise(q.entity).split())
+    return hits + (1.5 if ent else 0.0)
+
+
+def candidates(q: Question, text: str) -> list[Answer]:
+    """All typed candidate answers in ``text``, best first (ties by position)."""
+    if q.kind == "date":
+        found = _date_candidates(q, text)
+    elif q.kind == "number":
+        found = _number_candidates(q, text)
+    else:
+        found = _entity_candidates(q, text)
+    return sorted(found, key=lambda a: (-a.score, a.start))
+
+
+def _near(text: str, start: int, words: tuple[str, ...] | set[str], window: int = 60) -> bool:
+    before = normalise(text[max(0, start - window):start]).split()
+    return any(w[:5] == b[:5] for w in words for b in before)
+
+
+def _date_candidates(q: Question, text: str) -> list[Answer]:
+    out = []
+    die = any(k.startswith(("die", "death", "dead")) for k in q.keywords)
+    for off, sent in sentences(text):
+        base = _sentence_score(q, sent)
+        matches = list(_DATE.finditer(sent))
+        for i, m in enumerate(matches):
+            score = base + (1.0 if _near(sent, m.start(), q.keywords) else 0.0)
+            after = sent[m.end():m.end() + 4]
+            ranged = re.match(r"\s*[–—-]\s*", after) and i + 1 < len(matches)
+            if ranged:
+                score += -0.5 if die else 0.5
+            elif i > 0 and re.search(r"[–—-]\s*$", sent[matches[i - 1].end():m.start()]):
+                score += 0.5 if die else -0.5
+            score -= 0.01 * i
+            out.append(Answer(m.group(0).strip(), answer_key(m.group(0), "date"), score, off + m.start()))
+    return out
+
+
+def _number_candidates(q: Question, text: str) -> list[Answer]:
+    out = []
+    cues = set(q.keywords) | set(lex.COUNT_WORDS)
+    ent = set(normalise(q.entity).split()) if q.entity else set()
+    for off, sent in sentences(text):
+        base = _sentence_score(q, sent) * 0.5
+        for m in _NUMBER.finditer(sent):
+            span = m.group(0)
+            digits = re.sub(r"\D", "", span)
+            if not digits or (len(digits) == 4 and _YEAR_ONLY.fullmatch(digits) and "," not in span):
+                continue
+            after = normalise(sent[m.end():m.end() + 16]).split()[:1]
+            score = base + (2.0 if _near(sent, m.start(), cues, 40) else 0.0)
+            score += 2.0 if after and after[0] in lex.COUNT_WORDS else 0.0
+            score += 1.0 if ent and _near(sent, m.start(), ent, 40) else 0.0
+            if sent[m.end():m.end() + 3].strip().startswith(("%", "km", "sq", "/", "mi")):
+                score -= 3.0
+            out.append(Answer(span, answer_key(span, "number"), score, off + m.start()))
+    return out
+
+
+_NAME = r"((?:[A-Z][\w.'’&-]*)(?:\s+(?:[A-Z0-9][\w.'’&-]*|of|the|de|von|van|and|&)){0,4})"
+
+
+def _entity_candidates(q: Question, text: str) -> list[Answer]:
+    out: list[Answer] = []
+    lexicon = lex.CLASS_WORDS.get(q.head or "", ())
+    ent = _entity_norm(q).split()
+    if ent:
+        stem = [re.escape(w[:6]) + r"\w*" if len(w) > 6 else re.escape(w) for w in re.findall(r"\w+", q.entity or "")]
+        pat = re.compile(r"\W+".join(stem) + r"\s*\(\s*([^()]{2,60}?)\s*\)", re.IGNORECASE)
+        for m in pat.finditer(text):
+            qual = _clean_qualifier(m.group(1))
+            if qual:
+                typed = not lexicon or any(t in normalise(qual).split() or t == normalise(qual) for t in lexicon)
+                out.append(Answer(qual, normalise(qual), 3.0 if typed else 0.5, m.start(1)))
+    cues = lex.RELATION_CUES.get(q.head or "", ())
+    for off, sent in sentences(text):
+        base = _sentence_score(q, sent)
+        for cue in cues:
+            for m in re.finditer(cue + r"\s+(?:(?:[A-Z][a-z]+(?:an|ish|ese|ch)|[a-z][\w-]*)\s+){0,4}" + _NAME, sent):
+                name = _trim_name(m.group(1), ent)
+                if name:
+                    out.append(Answer(name, normalise(name), 2.0 + 0.25 * base, off + m.start(1)))
+    if lexicon:
+        low = normalise(text)
+        taken: list[tuple[int, int]] = []
+        for term in sorted(lexicon, key=lambda t: (-len(t), t)):
+            for m in re.finditer(rf"\b{re.escape(term)}\b", low):
+                if any(a <= m.start() < b for a, b in taken):
+                    continue
+                taken.append((m.start(), m.end()))
+                near = _near(low, m.start(), ent, 80) if ent else False
+                out.append(Answer(term, term, 1.0 + 0.5 * near + 0.1 * term.count(" "), m.start()))
+    return out
+
+
+def _trim_name(name: str, entity_words: list[str]) -> str:
+    words = name.split()
+    cut = [w for w in words]
+    for i, w in enumerate(words):
+        if normalise(w) in entity_words and i > 0:
+            cut = words[:i]
+            break
+    while cut and cut[-1].lower() in ("of", "the", "de", "von", "van", "and", "&"):
+        cut.pop()
+    text = " ".join(cut).strip(" .,'’")
+    return "" if not text or normalise(text) in (" ".join(entity_words), "") else text
+
+
+def _entity_norm(q: Question) -> str:
+    return normalise(q.entity) if q.entity else ""
+
+
+def _clean_qualifier(qual: str) -> str:
+    qual = qual.split(",")[0]
+    if re.search(r"\d", qual) and not re.fullmatch(r"\s*\d{4}s?\s+[^\d]+|[^\d]+\s+\d{4}s?\s*", qual):
+        return ""
+    words = re.findall(r"[\w'’.&-]+", qual)
+    while words and normalise(words[-1]) in lex.GENERIC_QUALIFIERS:
+        words.pop()
+    while words and normalise(words[0]) in lex.GENERIC_QUALIFIERS:
+        words.pop(0)
+    words = [w for w in words if not re.fullmatch(r"\d{4}s?", w)]
+    return " ".join(words).strip(" .,-")

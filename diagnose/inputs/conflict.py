@@ -1,0 +1,115 @@
+"""Conflict between centers: claim-level evidence and a 0..1 score.
+
+Near-copies (word-sequence similarity >= ``duplicate_ratio``) in different
+centers are aligned and the spans that differ are quoted (``value_mismatch``).
+Other cross-center pairs quote the answers each supports (``entity_ambiguity``
+when the documents are about differently qualified subjects or unlike each
+other, ``stance`` otherwise).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+import numpy as np
+
+_WORD = re.compile(r"\S+")
+_FACTUAL = re.compile(r"\d|^[A-Z]")
+
+
+@dataclass(frozen=True)
+class PairEvidence:
+    a: int
+    b: int
+    kind: str
+    spans: tuple[tuple[str, str], ...]
+    """Differing spans (value_mismatch) or the two answers, quoted from a and b."""
+
+
+def word_ratio(a: str, b: str) -> float:
+    """Similarity 0..1 of the two texts as word sequences."""
+    wa, wb = _WORD.findall(a.lower()), _WORD.findall(b.lower())
+    if not wa or not wb:
+        return 0.0
+    return SequenceMatcher(None, wa, wb, autojunk=False).ratio()
+
+
+def differing_spans(a: str, b: str, max_spans: int = 3) -> list[tuple[str, str]]:
+    """Aligned spans that differ between near-copies ``a`` and ``b``.
+
+    Only replacements that carry a number or a capitalised word (values,
+    dates, names) are kept, in text order.
+    """
+    wa, wb = _WORD.findall(a), _WORD.findall(b)
+    sm = SequenceMatcher(None, [w.lower() for w in wa], [w.lower() for w in wb], autojunk=False)
+    out = []
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag != "replace":
+            continue
+        sa, sb = " ".join(wa[i1:i2]), " ".join(wb[j1:j2])
+        if any(_FACTUAL.search(w) for w in wa[i1:i2] + wb[j1:j2]) and i2 - i1 <= 8 and j2 - j1 <= 8:
+            pair = (sa.strip(" ,.;:()"), sb.strip(" ,.;:()"))
+            if pair[0] != pair[1] and pair not in out:
+                out.append(pair)
+        if len(out) >= max_spans:
+            break
+    return out
+
+
+def quote(ids: tuple[str, str], spans: list[tuple[str, str]]) -> str:
+    """``d1: "4,411" vs d3: "10,000"`` for each span pair, joined by ``; ``."""
+    a, b = ids
+    return "; ".join(f'{a}: "{x}" vs {b}: "{y}"' for x, y in spans)
+
+
+def pair_evidence(
+    texts: list[str],
+    emb: np.ndarray,
+    assignment: list[int | None],
+    answers: list[str | None],
+    duplicate_ratio: float,
+    center_similarity: float,
+) -> list[PairEvidence]:
+    """One evidence pair per pair of centers (the most similar cross pair), by center order.
+
+    emb: ``(n, d)`` float32 unit rows; assignment: center per doc or None.
+    """
+    k = 1 + max((c for c in assignment if c is not None), default=-1)
+    out = []
+    for ca in range(k):
+        for cb in range(ca + 1, k):
+            da = [i for i, c in enumerate(assignment) if c == ca]
+            db = [i for i, c in enumerate(assignment) if c == cb]
+            best = None
+            for i in da:
+                for j in db:
+                    r = word_ratio(texts[i], texts[j])
+                    cand = (r, float(emb[i] @ emb[j]), -min(i, j), min(i, j), max(i, j))
+                    best = cand if best is None or cand[:3] > best[:3] else best
+            if best is None:
+                continue
+            ratio, cos, _, i, j = best
+            spans = differing_spans(texts[i], texts[j]) if ratio >= duplicate_ratio else []
+            if spans:
+                out.append(PairEvidence(i, j, "value_mismatch", tuple(spans)))
+            else:
+                kind = "entity_ambiguity" if cos < center_similarity else "stance"
+                pair = (answers[i] or "", answers[j] or "")
+                out.append(PairEvidence(i, j, kind, (pair,) if any(pair) else ()))
+    return out
+
+
+def conflict_score(center_masses: np.ndarray, answered_centers: int, mismatches: int) -> float:
+    """Calibrated 0..1: 0 for one center, rising with the split and the evidence.
+
+    center_masses: ``(k,)`` summing to 1. ``answered_centers``: centers that
+    carry an extracted answer; ``mismatches``: value_mismatch pairs found.
+    """
+    m = np.asarray(center_masses, dtype=np.float64)
+    if m.size < 2:
+        return 0.05 * min(mismatches, 1)
+    split = min(1.0, (1.0 - float(m.max())) * 2.0)
+    evidence = min(1.0, 0.5 * max(answered_centers - 1, 0) + 0.5 * min(mismatches, 1))
+    return float(np.clip(0.5 + 0.25 * split + 0.25 * evidence, 0.0, 1.0))

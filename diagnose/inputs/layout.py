@@ -1,0 +1,93 @@
+"""Where things sit: the 2-D document map and the layout of the assembled prompt."""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+import numpy as np
+
+
+def project_2d(emb: np.ndarray) -> np.ndarray:
+    """Deterministic PCA projection of ``(n, d)`` embeddings to ``(n, 2)`` float32.
+
+    Each axis's sign is fixed so that its largest-magnitude loading is positive;
+    missing axes (n < 3) are zero.
+    """
+    emb = np.asarray(emb, dtype=np.float64)
+    n = emb.shape[0]
+    out = np.zeros((n, 2), dtype=np.float64)
+    if n < 2:
+        return out.astype(np.float32)
+    centred = emb - emb.mean(axis=0, keepdims=True)
+    _, s, vt = np.linalg.svd(centred, full_matrices=False)
+    for k in range(min(2, vt.shape[0])):
+        if s[k] <= 1e-9:
+            continue
+        axis = vt[k] * np.sign(vt[k][np.argmax(np.abs(vt[k]))])
+        out[:, k] = centred @ axis
+    return np.round(out, 6).astype(np.float32)
+
+
+_DELIMITER = re.compile(r"\n\s*\n|[-=_*#]{3,}|\[\w*\d+\]|\bdoc(?:ument)?\s*\w*\s*[:\]\d]|<[^>]+>|\n\s*\d+[.)]|\n\s*[-*•]", re.I)
+
+
+def delimiter_issue(texts: list[str], template: str | None, prompt: str | None) -> str | None:
+    """Say so when the documents in a custom template run together without delimiters.
+
+    With the assembled ``prompt``, the gap between each pair of consecutive
+    documents must hold a blank line, a rule, a tag or a numbered label.
+    Without it, a template whose ``{documents}`` slot sits inside a line is flagged.
+    """
+    if template is None or len(texts) < 2:
+        return None
+    if prompt:
+        pos = 0
+        spans = []
+        for t in texts:
+            at = prompt.find(t.strip(), pos) if t.strip() else -1
+            if at < 0:
+                return None
+            spans.append((at, at + len(t.strip())))
+            pos = at + len(t.strip())
+        for (_, end), (start, _) in zip(spans, spans[1:]):
+            if not _DELIMITER.search(prompt[end:start]):
+                return "documents run together in the prompt with no delimiter between them"
+        return None
+    line = next((ln for ln in template.splitlines() if "{documents}" in ln), "")
+    if line.strip() != "{documents}" and not re.search(r"[:>\]]\s*\{documents\}\s*$", line):
+        return "the template puts {documents} inside a line of text with no delimiters around it"
+    return None
+
+
+def center_position(
+    prompt: str | None,
+    texts: list[str],
+    members: list[int],
+    count_tokens: Callable[[str], int] | None,
+) -> float | None:
+    """Where the given documents sit in ``prompt``: mean centre as a fraction 0..1.
+
+    Measured in tokens when ``count_tokens`` is given, else in characters.
+    None when there is no prompt or a document is not found in it.
+    """
+    if not prompt or not members:
+        return None
+    measure = count_tokens or len
+    total = measure(prompt)
+    if total <= 0:
+        return None
+    fractions = []
+    for i in members:
+        text = texts[i].strip()
+        at = prompt.find(text) if text else -1
+        if at < 0:
+            return None
+        middle = at + len(text) // 2
+        fractions.append(measure(prompt[:middle]) / total)
+    return float(np.clip(np.mean(fractions), 0.0, 1.0))
+
+
+def lost_in_the_middle(position: float | None, prompt_tokens: int, long_context: int) -> bool:
+    """True when the strongest center sits in the middle third-ish of a long prompt."""
+    return position is not None and prompt_tokens >= long_context and 0.25 < position < 0.75

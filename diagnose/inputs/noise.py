@@ -1,0 +1,94 @@
+"""Noise: passages that are off-topic or unusable as evidence.
+
+Text features are plain floats per document; :func:`noise_mask` combines them
+with the question relevance (cosine, shape ``(n,)``) under settings thresholds.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+import numpy as np
+
+from diagnose.inputs.settings import InputSettings
+
+_TOKEN = re.compile(r"\S+")
+_NUMERIC = re.compile(r"^[\W_]*[-+]?[\d.,:/%]*\d[\d.,:/%]*[\W_]*$")
+BOILERPLATE = frozenset(
+    """privacy policy cookie cookies terms use wikipedia disclaimers edit links talk tools sidebar
+    download printable version permanent link page information cite subscribe subscribers newsletter
+    login log sign javascript browser advertising ads click navigation menu search toggle contents
+    retrieved archived isbn accessed copyright rights reserved trademark mobile view hide""".split()
+)
+
+
+@dataclass(frozen=True)
+class TextFeatures:
+    """Per-document text facts, each a share in 0..1 (``chars`` a count)."""
+
+    chars: int
+    numeric: float
+    """Share of whitespace tokens that are numbers."""
+    garbled: float
+    """Share of characters that are replacement, control or private-use characters."""
+    boilerplate: float
+    """Share of word tokens that are site-chrome words (menus, licences, cookie notices)."""
+
+
+def text_features(text: str) -> TextFeatures:
+    """Measure one passage."""
+    stripped = text.strip()
+    tokens = _TOKEN.findall(stripped)
+    numeric = sum(1 for t in tokens if _NUMERIC.match(t)) / len(tokens) if tokens else 0.0
+    bad = sum(1 for c in stripped if c == "\ufffd" or unicodedata.category(c) in ("Cc", "Co", "Cs"))
+    bad -= sum(1 for c in stripped if c in "\n\t\r")
+    words = re.findall(r"[a-z]+", stripped.lower())
+    boiler = sum(1 for w in words if w in BOILERPLATE) / len(words) if words else 0.0
+    return TextFeatures(
+        chars=len(stripped),
+        numeric=numeric,
+        garbled=max(bad, 0) / len(stripped) if stripped else 1.0,
+        boilerplate=boiler,
+    )
+
+
+def unusable(features: TextFeatures, settings: InputSettings) -> str | None:
+    """Why a passage is unusable whatever it says (empty, garbled, a number dump), else None."""
+    if features.chars < settings.min_chars:
+        return "empty"
+    if features.garbled > settings.garbled_share:
+        return "garbled"
+    if features.numeric > settings.numeric_share:
+        return "number dump"
+    return None
+
+
+def noise_mask(
+    relevance: np.ndarray,
+    answered: np.ndarray,
+    features: list[TextFeatures],
+    settings: InputSettings,
+) -> np.ndarray:
+    """Decide noise per document.
+
+    relevance: ``(n,)`` float32 cosine of each document to the question.
+    answered: ``(n,)`` bool, whether an answer span was extracted.
+    Returns ``(n,)`` bool. A document is noise when it is unusable, when its
+    relevance is below ``noise_relevance``, or when it has no answer and is
+    either weakly relevant or boilerplate.
+    """
+    relevance = np.asarray(relevance, dtype=np.float32)
+    answered = np.asarray(answered, dtype=bool)
+    if relevance.shape != answered.shape or relevance.shape[0] != len(features):
+        raise ValueError("relevance, answered and features must have one entry per document")
+    out = np.zeros(relevance.shape[0], dtype=bool)
+    for i, f in enumerate(features):
+        if unusable(f, settings) or relevance[i] < settings.noise_relevance:
+            out[i] = True
+        elif not answered[i] and (
+            relevance[i] < settings.weak_relevance or f.boilerplate > settings.boilerplate_share
+        ):
+            out[i] = True
+    return out

@@ -1,0 +1,147 @@
+"""The whole diagnosis: input stage → sampling stage → triage → report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from diagnose.case import Case
+from diagnose.environment import fingerprint
+from diagnose.inputs import InputAnalysis, analyze_inputs
+from diagnose.models import ModelRegistry
+from diagnose.prompt import build_messages, flat_prompt
+from diagnose.report import Report, SamplingReport, verdict_of
+from diagnose.settings import Settings
+from diagnose.triage import DeterminismCheck, TriageContext, triage
+
+
+class Progress(Protocol):
+    """How long work reports itself (the CLI draws a progress bar)."""
+
+    def phase(self, description: str, total: int | None = None) -> None: ...
+
+    def update(self, completed: int) -> None: ...
+
+
+class SilentProgress:
+    def phase(self, description: str, total: int | None = None) -> None:
+        pass
+
+    def update(self, completed: int) -> None:
+        pass
+
+
+@dataclass
+class Diagnoser:
+    """Runs diagnoses with one settings object and one model registry (reused across cases)."""
+
+    settings: Settings
+    registry: ModelRegistry
+    progress: Progress = field(default_factory=SilentProgress)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, progress: Progress | None = None) -> "Diagnoser":
+        progress = progress or SilentProgress()
+        return cls(settings, ModelRegistry(settings.models, notify=progress.phase), progress)
+
+    def analyze(self, case: Case) -> tuple[InputAnalysis, list[int]]:
+        """The input stage; also returns the assembled prompt's token ids."""
+        self.progress.phase("loading tokenizer")
+        counter = self.registry.prompt_counter(case.model)
+        self.progress.phase("embedding documents")
+        prompt_ids = counter.chat_ids(build_messages(case))
+        analysis = analyze_inputs(
+            case,
+            self.registry.embedder(),
+            self.settings.inputs,
+            count_tokens=counter.count_tokens,
+            prompt=flat_prompt(case),
+            context_window=counter.context_window,
+        )
+        analysis.report.prompt_tokens = len(prompt_ids)
+        return analysis, prompt_ids
+
+    def inputs(self, case: Case) -> Report:
+        """Input stage only: no text is generated."""
+        analysis, _ = self.analyze(case)
+        environment = fingerprint(None, self.registry.embedder_identity(), None)
+        return self._report(case, analysis, None, environment, None)
+
+    def run(self, case: Case) -> Report:
+        """The whole pipeline on the case's model."""
+        from diagnose.sampling.engine import decode_rows
+        from diagnose.sampling.stage import run_sampling
+
+        analysis, prompt_ids = self.analyze(case)
+        self.progress.phase("loading generator")
+        backend = self.registry.generator(case.model)
+        rows = len(case.sampling.temperatures) * case.sampling.seeds
+        self.progress.phase(
+            f"sampling {rows} rows × ≤{case.sampling.max_new_tokens} tokens",
+            total=case.sampling.max_new_tokens,
+        )
+        sampling, traces = run_sampling(
+            case,
+            backend,
+            prompt_ids,
+            self.registry.embedder(),
+            analysis,
+            on_step=lambda position, live: self.progress.update(position),
+        )
+        self.progress.phase("determinism check")
+        probe = max(traces, key=lambda tr: (tr.row.temperature, -tr.row.seed))
+        alone = decode_rows(backend, prompt_ids, [probe.row], case.sampling)[0]
+        determinism = DeterminismCheck(
+            temperature=probe.row.temperature,
+            seed=probe.row.seed,
+            batch_tokens=len(probe.steps),
+            alone_tokens=len(alone.steps),
+            first_mismatch=_first_mismatch(
+                [s.token for s in probe.steps], [s.token for s in alone.steps]
+            ),
+        )
+        environment = fingerprint(backend.identity, self.registry.embedder_identity(), backend.name)
+        return self._report(case, analysis, sampling, environment, determinism)
+
+    def _report(
+        self,
+        case: Case,
+        analysis: InputAnalysis,
+        sampling: SamplingReport | None,
+        environment: dict,
+        determinism: DeterminismCheck | None,
+    ) -> Report:
+        context = TriageContext(
+            case=case,
+            inputs=analysis.report,
+            sampling=sampling,
+            environment=environment,
+            thresholds=self.settings.triage,
+            determinism=determinism,
+        )
+        findings = triage(context)
+        return Report(
+            case_id=case.id,
+            verdict=verdict_of(findings),
+            input=analysis.report,
+            sampling=sampling,
+            findings=findings,
+            environment=environment,
+        )
+
+
+def _first_mismatch(a: list[int], b: list[int]) -> int | None:
+    for position, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return position
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def diagnose_inputs(case: Case, settings: Settings | None = None) -> Report:
+    """Input stage only (contract section 5). Builds settings from the environment when not given."""
+    return Diagnoser.from_settings(settings or Settings.from_env()).inputs(case)
+
+
+def diagnose_case(case: Case, settings: Settings | None = None) -> Report:
+    """The whole pipeline (contract section 5)."""
+    return Diagnoser.from_settings(settings or Settings.from_env()).run(case)

@@ -1,0 +1,142 @@
+"""The backend seam: what the decoding engine needs from a model.
+
+A backend turns chat messages into prompt ids, runs one shared prefill of the
+prompt, and then advances a batch of rows one token at a time. The engine does
+all sampling itself, so every backend gets exactly the same sampler.
+
+``TransformersBackend`` is the adapter for Hugging Face causal LMs (CPU or CUDA);
+``diagnose.sampling.fake.FakeBackend`` is a deterministic tiny-vocabulary twin
+for unit tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, Sequence
+
+import torch
+
+Messages = list[dict[str, str]]
+
+
+class DecodeSession(Protocol):
+    """Rows that share one prompt prefix and advance together."""
+
+    def advance(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Feed one token per row (LongTensor[B]); return next-token logits FloatTensor[B, V]."""
+
+    def keep(self, rows: torch.Tensor) -> None:
+        """Keep only these row indices (LongTensor[B']), in this order; drop the rest."""
+
+
+class Backend(Protocol):
+    name: str
+    identity: dict[str, Any]
+    """Model facts for the report's environment (id, sha256, dtype, device...)."""
+    eos_token_ids: frozenset[int]
+    context_window: int
+
+    def chat_ids(self, messages: Messages) -> list[int]:
+        """Prompt token ids for chat messages, ending with the assistant turn's opening."""
+
+    def count_tokens(self, text: str) -> int: ...
+
+    def decode(self, ids: Sequence[int]) -> str: ...
+
+    def start(self, prompt_ids: Sequence[int], rows: int) -> tuple[DecodeSession, torch.Tensor]:
+        """Prefill the prompt once; return a session of ``rows`` rows and logits FloatTensor[rows, V]."""
+
+
+class _TransformersSession:
+    def __init__(self, model: Any, cache: Any, device: str) -> None:
+        self._model = model
+        self._cache = cache
+        self._device = device
+
+    @torch.inference_mode()
+    def advance(self, tokens: torch.Tensor) -> torch.Tensor:
+        out = self._model(
+            input_ids=tokens.to(self._device).view(-1, 1), cache=self._cache, use_cache=True
+        )
+        self._cache = out.cache
+        return out.logits[:, -1, :].float().cpu()
+
+    def keep(self, rows: torch.Tensor) -> None:
+        self._cache.batch_select_indices(rows.to(self._device))
+
+
+@dataclass(frozen=True)
+class PromptCounter:
+    """A tokenizer and its model's context window: counts tokens as the model will see them."""
+
+    tokenizer: Any
+    context_window: int
+
+    def chat_ids(self, messages: Messages) -> list[int]:
+        if self.tokenizer.chat_template:
+            encoded = self.tokenizer.apply_chat_template(
+                messages, add_generation_prompt=True, tokenize=True, return_dict=True
+            )
+            return list(encoded["input_ids"])
+        text = "\n\n".join(m["content"] for m in messages) + "\n\nAnswer:"
+        return list(self.tokenizer(text)["input_ids"])
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+class TransformersBackend:
+    """A Hugging Face causal LM and its tokenizer, on one device."""
+
+    name = "transformers"
+
+    def __init__(self, model: Any, tokenizer: Any, device: str) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.device = device
+        self.identity: dict[str, Any] = {}
+        eos = {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set()
+        configured = getattr(model.generation_config, "eos_token_id", None)
+        if isinstance(configured, int):
+            eos.add(configured)
+        elif configured:
+            eos.update(configured)
+        self.eos_token_ids = frozenset(eos)
+        self.context_window = int(getattr(model.config, "max_position_embeddings", 0) or 0)
+        self.counter = PromptCounter(tokenizer, self.context_window)
+
+    @classmethod
+    def load(cls, directory: Path, device: str, dtype: torch.dtype) -> "TransformersBackend":
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(
+            directory, dtype=dtype, local_files_only=True
+        ).to(device)
+        model.eval()
+        return cls(model, tokenizer, device)
+
+    def chat_ids(self, messages: Messages) -> list[int]:
+        return self.counter.chat_ids(messages)
+
+    def count_tokens(self, text: str) -> int:
+        return self.counter.count_tokens(text)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=True)
+
+    @torch.inference_mode()
+    def start(self, prompt_ids: Sequence[int], rows: int) -> tuple[_TransformersSession, torch.Tensor]:
+        from transformers import DynamicCache
+
+        ids = torch.tensor([list(prompt_ids)], dtype=torch.long, device=self.device)
+        cache = DynamicCache(config=self.model.config)
+        # logits_to_keep=1: the vocabulary projection only for the last prompt position.
+        out = self.model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1)
+        cache = out.cache
+        if rows > 1:
+            # One copy of the prefix KV per row; the prompt itself is encoded once.
+            cache.batch_repeat_interleave(rows)
+        logits = out.logits[:, -1, :].float().cpu().expand(rows, -1)
+        return _TransformersSession(self.model, cache, self.device), logits

@@ -1,0 +1,238 @@
+"""The logits pipeline: small processors with one call shape, in one fixed order.
+
+Every processor is ``(ids: LongTensor[B, L], logits: FloatTensor[B, V]) -> FloatTensor[B, V]``.
+It checks its one parameter in ``__init__`` (raising :class:`CaseError` that names the
+case field) and never edits its input: it returns a new tensor. Removed tokens are
+``-inf``. :func:`build_pipeline` is the only place that decides which processors run
+and in which order; its docstring states that order.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+from torch import Tensor
+
+from diagnose.errors import CaseError
+
+#: A temperature at or below this value means greedy decoding (argmax).
+GREEDY_EPSILON = 1e-5
+
+__all__ = [
+    "GREEDY_EPSILON",
+    "LogitsProcessor",
+    "Pipeline",
+    "RepetitionPenalty",
+    "Temperature",
+    "TopK",
+    "TopP",
+    "build_pipeline",
+]
+
+
+class LogitsProcessor(ABC):
+    """One step of the pipeline: token ids and logits in, new logits out."""
+
+    field: ClassVar[str]
+    """The case field this processor's parameter comes from (used in errors)."""
+
+    @abstractmethod
+    def __call__(self, ids: Tensor, logits: Tensor) -> Tensor:
+        """Return new logits ``[B, V]``; ``ids`` is ``[B, L]`` (prompt + generated)."""
+
+
+def _finite_number(field: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CaseError(field, "must be a number", value)
+    if not math.isfinite(value):
+        raise CaseError(field, "must be a finite number", value)
+    return float(value)
+
+
+class RepetitionPenalty(LogitsProcessor):
+    """Hugging Face repetition penalty over every id in ``ids`` (prompt + generated).
+
+    Each distinct id is penalised once, however often it occurs: a negative logit is
+    multiplied by the penalty, a non-negative one divided by it. Negative ids are
+    treated as padding and ignored. 1.0 changes nothing.
+    """
+
+    field = "sampling.repetition_penalty"
+
+    def __init__(self, penalty: float) -> None:
+        value = _finite_number(self.field, penalty)
+        if value <= 0.0:
+            raise CaseError(self.field, "must be > 0; 1.0 turns it off", penalty)
+        self.penalty = value
+
+    def __call__(self, ids: Tensor, logits: Tensor) -> Tensor:
+        batch, vocab = logits.shape
+        if ids.numel() == 0:
+            return logits.clone()
+        # One spare column collects padding (negative ids), then is dropped.
+        index = torch.where(ids >= 0, ids, torch.full_like(ids, vocab)).long()
+        seen = torch.zeros(batch, vocab + 1, dtype=torch.bool, device=logits.device)
+        seen.scatter_(1, index, True)
+        seen = seen[:, :vocab]
+        penalised = torch.where(logits < 0, logits * self.penalty, logits / self.penalty)
+        return torch.where(seen, penalised, logits)
+
+
+class Temperature(LogitsProcessor):
+    """Divide the logits by the temperature (> ``GREEDY_EPSILON``; smaller means greedy)."""
+
+    field = "sampling.temperatures"
+
+    def __init__(self, temperature: float) -> None:
+        value = _finite_number(self.field, temperature)
+        if value <= GREEDY_EPSILON:
+            raise CaseError(
+                self.field,
+                f"must be > {GREEDY_EPSILON} to sample; lower values mean greedy decoding",
+                temperature,
+            )
+        self.temperature = value
+
+    def __call__(self, ids: Tensor, logits: Tensor) -> Tensor:
+        return logits / self.temperature
+
+
+class TopK(LogitsProcessor):
+    """Keep the ``k`` highest logits per row, plus any tied with the k-th (as HF does).
+
+    0 turns top-k off; a ``k`` larger than the vocabulary keeps everything.
+    """
+
+    field = "sampling.top_k"
+
+    def __init__(self, k: int) -> None:
+        if isinstance(k, bool) or not isinstance(k, int):
+            raise CaseError(self.field, "must be an integer; 0 turns top-k off", k)
+        if k < 0:
+            raise CaseError(self.field, "must be >= 0; 0 turns top-k off", k)
+        self.k = k
+
+    def __call__(self, ids: Tensor, logits: Tensor) -> Tensor:
+        k = min(self.k, logits.shape[-1])
+        if k == 0:
+            return logits.clone()
+        kth = torch.topk(logits, k, dim=-1).values[..., -1:]
+        return logits.masked_fill(logits < kth, float("-inf"))
+
+
+class TopP(LogitsProcessor):
+    """Nucleus filter with Hugging Face semantics.
+
+    Reads ``softmax(logits)`` of the current (already top-k filtered, so renormalised)
+    logits. A token is kept iff the probability mass of the candidates ranked strictly
+    before it (more likely; ties in index order) is ``< p``, so the token that crosses
+    ``p`` is kept and at least one token always survives. 1.0 keeps everything.
+    """
+
+    field = "sampling.top_p"
+
+    def __init__(self, p: float) -> None:
+        value = _finite_number(self.field, p)
+        if not 0.0 < value <= 1.0:
+            raise CaseError(self.field, "must be in (0, 1]; 1.0 turns top-p off", p)
+        self.p = value
+
+    def __call__(self, ids: Tensor, logits: Tensor) -> Tensor:
+        if self.p >= 1.0:
+            return logits.clone()
+        probs = torch.softmax(logits.float(), dim=-1)
+        sorted_probs, order = torch.sort(probs, dim=-1, descending=True, stable=True)
+        before = torch.cumsum(sorted_probs, dim=-1) - sorted_probs
+        remove_sorted = before >= self.p
+        remove_sorted[..., 0] = False
+        remove = torch.zeros_like(remove_sorted).scatter(-1, order, remove_sorted)
+        return logits.masked_fill(remove, float("-inf"))
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """The processors of one sampling setting, in order, and whether it is greedy."""
+
+    processors: tuple[LogitsProcessor, ...]
+    greedy: bool
+
+    def __call__(self, ids: Tensor, logits: Tensor) -> Tensor:
+        """Processed logits ``[B, V]`` in float32, ``-inf`` for removed tokens.
+
+        Greedy: every entry is ``-inf`` except each row's argmax after the penalties,
+        which keeps its (penalised) logit, so the processed distribution is one-hot.
+        """
+        out = logits.to(torch.float32)
+        if out is logits:
+            out = logits.clone()
+        for processor in self.processors:
+            out = processor(ids, out)
+        if self.greedy:
+            top = out.argmax(dim=-1, keepdim=True)
+            out = torch.full_like(out, float("-inf")).scatter(-1, top, out.gather(-1, top))
+        return out
+
+    def sample(self, processed: Tensor, generators: Sequence[torch.Generator]) -> Tensor:
+        """Draw one token per row of ``processed`` ``[B, V]``; returns ``LongTensor[B]``.
+
+        Row ``i`` draws ``torch.multinomial(softmax(row), 1, generator=generators[i])``,
+        so its token depends only on its own logits and its own generator, never on
+        the other rows. Greedy pipelines take the argmax and leave the generators alone.
+        Each generator must live on ``processed``'s device.
+        """
+        if processed.dim() != 2:
+            raise ValueError(f"processed logits must be [B, V], got shape {tuple(processed.shape)}")
+        if self.greedy:
+            return processed.argmax(dim=-1)
+        if len(generators) != processed.shape[0]:
+            raise ValueError(
+                f"need one generator per row: {processed.shape[0]} rows, {len(generators)} generators"
+            )
+        probs = torch.softmax(processed.to(torch.float32), dim=-1)
+        draws = [
+            torch.multinomial(probs[i], 1, generator=generator)
+            for i, generator in enumerate(generators)
+        ]
+        return torch.cat(draws).to(torch.long)
+
+
+def build_pipeline(
+    temperature: float, top_k: int, top_p: float, repetition_penalty: float
+) -> Pipeline:
+    """Build the pipeline for one sampling setting. The order is fixed:
+
+    1. upcast the logits to float32 (in :meth:`Pipeline.__call__`);
+    2. :class:`RepetitionPenalty` (HF: every prompt + generated id, once);
+    3. :class:`Temperature`;
+    4. :class:`TopK` (ties with the k-th kept);
+    5. :class:`TopP` (on the top-k survivors, renormalised);
+    6. sample: :meth:`Pipeline.sample`, one multinomial draw per row with its own
+       generator, or argmax when greedy.
+
+    Settings that change nothing add no processor: penalty 1.0, temperature 1.0,
+    top_k 0, top_p 1.0. A temperature at or below :data:`GREEDY_EPSILON` means greedy:
+    only the penalty runs (it can change the argmax; temperature, top-k and top-p
+    cannot). Every parameter is validated either way; errors name the case field.
+    """
+    temp = _finite_number(Temperature.field, temperature)
+    if temp < 0.0:
+        raise CaseError(Temperature.field, "must be >= 0; 0 means greedy decoding", temperature)
+    greedy = temp <= GREEDY_EPSILON
+    penalty = RepetitionPenalty(repetition_penalty)
+    warpers: list[LogitsProcessor] = []
+    if not greedy and temp != 1.0:
+        warpers.append(Temperature(temp))
+    top_k_proc, top_p_proc = TopK(top_k), TopP(top_p)
+    if top_k_proc.k > 0:
+        warpers.append(top_k_proc)
+    if top_p_proc.p < 1.0:
+        warpers.append(top_p_proc)
+    processors: list[LogitsProcessor] = [penalty] if penalty.penalty != 1.0 else []
+    if not greedy:
+        processors.extend(warpers)
+    return Pipeline(processors=tuple(processors), greedy=greedy)

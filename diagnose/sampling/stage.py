@@ -1,0 +1,130 @@
+"""The sampling stage: decode every (temperature, seed) row, then measure each temperature run."""
+
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+import numpy as np
+
+from diagnose.case import Case
+from diagnose.inputs import InputAnalysis
+from diagnose.inputs.embed import Embedder
+from diagnose.report import Bifurcation, Sample, SamplingReport, TemperatureRun
+from diagnose.sampling import metrics
+from diagnose.sampling.backend import Backend
+from diagnose.sampling.constraints import passes_all
+from diagnose.sampling.engine import StepCallback, Trace, decode_rows, rows_for
+from diagnose.sampling.pull import attribute_samples
+from diagnose.sampling.semantic import meaning_clusters
+
+BIFURCATION_MARGIN = 0.1
+"""Top-2 probability gap under which a position counts as nearly tied."""
+
+
+def run_sampling(
+    case: Case,
+    backend: Backend,
+    prompt_ids: Sequence[int],
+    embedder: Embedder,
+    analysis: InputAnalysis,
+    on_step: StepCallback | None = None,
+) -> tuple[SamplingReport, list[Trace]]:
+    started = time.perf_counter()
+    traces = decode_rows(backend, prompt_ids, rows_for(case.sampling), case.sampling, on_step)
+    runs = [
+        measure_run(
+            case,
+            backend,
+            [tr for tr in traces if tr.row.temperature == temperature],
+            embedder,
+            analysis,
+        )
+        for temperature in case.sampling.temperatures
+    ]
+    report = SamplingReport(
+        runs=runs, backend=backend.name, wall_seconds=round(time.perf_counter() - started, 3)
+    )
+    return report, traces
+
+
+def measure_run(
+    case: Case,
+    backend: Backend,
+    traces: list[Trace],
+    embedder: Embedder,
+    analysis: InputAnalysis,
+) -> TemperatureRun:
+    """All contract metrics for one temperature's samples (traces in seed order)."""
+    texts = [backend.decode(tr.tokens).strip() for tr in traces]
+    embeddings = embedder.encode(texts) if texts else np.zeros((0, 1), dtype=np.float32)
+    clusters = meaning_clusters(texts, embeddings)
+    centers = analysis.report.gravity_centers
+    doc_index = {doc.id: i for i, doc in enumerate(case.documents)}
+    followed = attribute_samples(
+        texts,
+        embeddings,
+        {c.id: [doc_index[d] for d in c.documents] for c in centers},
+        analysis.center_answers,
+        analysis.doc_embeddings,
+    )
+    compliant = [passes_all(case.constraints, text) for text in texts]
+    first_tokens = [tr.steps[0].token for tr in traces if tr.steps]
+    samples = [
+        Sample(
+            seed=tr.row.seed,
+            text=text,
+            finish_reason="stop" if tr.finish_reason == "stop" else "length",
+            tokens=len(tr.tokens),
+            cluster=cluster,
+            center=center,
+            compliant=ok,
+        )
+        for tr, text, cluster, center, ok in zip(traces, texts, clusters, followed, compliant)
+    ]
+    return TemperatureRun(
+        temperature=traces[0].row.temperature,
+        n=len(traces),
+        first_token_divergence=metrics.first_token_divergence(first_tokens),
+        mean_entropy=metrics.mean_entropy([[s.entropy for s in tr.steps] for tr in traces]),
+        perplexity=metrics.perplexity([[s.raw_logprob for s in tr.steps] for tr in traces]),
+        repetition_rate=metrics.repetition_rate([tr.tokens for tr in traces]),
+        semantic_entropy=metrics.semantic_entropy(clusters),
+        compliance_rate=metrics.compliance_rate(compliant),
+        truncation_rate=metrics.truncation_rate([s.finish_reason for s in samples]),
+        center_pull=metrics.center_pull(followed, [c.id for c in centers]),
+        samples=samples,
+        first_tokens=_first_token_counts(backend, first_tokens),
+        entropy_by_position=_entropy_by_position(traces),
+        bifurcations=_bifurcations(backend, traces),
+    )
+
+
+def _first_token_counts(backend: Backend, first_tokens: list[int]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for token in first_tokens:
+        key = repr(backend.decode([token])) if token not in backend.eos_token_ids else "<eos>"
+        counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def _entropy_by_position(traces: list[Trace]) -> list[float]:
+    longest = max((len(tr.steps) for tr in traces), default=0)
+    means = []
+    for position in range(longest):
+        values = [tr.steps[position].entropy for tr in traces if len(tr.steps) > position]
+        means.append(round(float(np.mean(values)), 4))
+    return means
+
+
+def _bifurcations(backend: Backend, traces: list[Trace]) -> list[Bifurcation]:
+    found = metrics.bifurcations([tr.steps for tr in traces], margin=BIFURCATION_MARGIN)
+    return [
+        Bifurcation(
+            position=b.position,
+            context=backend.decode(list(b.prefix)[-12:]),
+            candidates=[backend.decode([t]) for t in b.candidates],
+            margin=round(b.margin, 4),
+        )
+        for b in found
+    ]

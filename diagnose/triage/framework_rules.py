@@ -1,0 +1,40 @@
+"""Checklist stage 5, framework: the same parameters mean different samplers in different engines.
+
+Facts from ``shared/reference/sampler-semantics.md`` (read from each project's source).
+"""
+
+from __future__ import annotations
+
+from diagnose.triage.context import Flag, TriageContext
+
+
+def sampler_portability(ctx: TriageContext) -> Flag | None:
+    spec = ctx.case.sampling
+    notes: dict[str, str] = {}
+    warm = [t for t in spec.temperatures if t > 1e-5]
+    if warm and (spec.top_k or spec.top_p < 1.0) and any(t != 1.0 for t in warm):
+        notes["llama.cpp / Ollama"] = (
+            "apply temperature last, after top-k/top-p (Hugging Face and vLLM apply it first), "
+            "so the same temperature keeps a different candidate set"
+        )
+    if spec.top_k:
+        notes["OpenAI"] = f"has no top_k: top_k={spec.top_k} is ignored there"
+    if spec.repetition_penalty != 1.0:
+        notes["OpenAI / llama.cpp"] = (
+            "OpenAI has only frequency/presence penalties; llama.cpp penalises only the last "
+            "64 tokens, while Hugging Face penalises every prompt and output token"
+        )
+    if any(t <= 1e-5 for t in spec.temperatures):
+        notes["Hugging Face"] = "temperature 0 with do_sample=True raises; use do_sample=False"
+    if not notes:
+        return None
+    return Flag(
+        "info",
+        {"sampling": {"temperatures": spec.temperatures, "top_k": spec.top_k,
+                      "top_p": spec.top_p, "repetition_penalty": spec.repetition_penalty},
+         "measured_with": "Hugging Face order: penalty → temperature → top-k → top-p",
+         "differences": notes},
+        "These settings do not mean the same sampler in every serving framework. Diagnose with "
+        "the framework you deploy on (an OpenAI-compatible backend), or pin parameters that "
+        "behave alike everywhere (top_k 0, top_p 0.9, repetition_penalty 1.0).",
+    )

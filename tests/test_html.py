@@ -1,0 +1,236 @@
+"""The static HTML report page: sections, escaping, self-containment, empty inputs."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from diagnose.html import render_report_html
+from diagnose.report import (
+    Bifurcation,
+    Conflict,
+    ConflictPair,
+    DocumentView,
+    Finding,
+    GravityCenter,
+    InputReport,
+    Report,
+    Sample,
+    SamplingReport,
+    TemperatureRun,
+)
+
+XSS = "<script>alert(1)</script>"
+
+
+class _Collector(HTMLParser):
+    """Records every start tag with its attributes, and the ids seen."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def ids(self) -> set[str]:
+        return {a["id"] for _, a in self.tags if a.get("id")}
+
+    def with_class(self, tag: str, cls: str) -> list[dict[str, str | None]]:
+        return [a for t, a in self.tags if t == tag and cls in (a.get("class") or "").split()]
+
+
+def _parse(page: str) -> _Collector:
+    parser = _Collector()
+    parser.feed(page)
+    parser.close()
+    return parser
+
+
+def _input(doc_ids: list[str] | None = None, center_label: str = "Paris") -> InputReport:
+    ids = doc_ids or ["d1", "d2", "d3", "d4"]
+    return InputReport(
+        gravity_centers=[
+            GravityCenter(id="c0", documents=[ids[0], ids[1]], mass=0.67, label=center_label),
+            GravityCenter(id="c1", documents=[ids[2]], mass=0.33, label="Lyon"),
+        ],
+        noise_documents=[ids[3]],
+        conflict=Conflict(
+            detected=True,
+            score=0.8,
+            pairs=[ConflictPair(a=ids[0], b=ids[2], kind="value_mismatch", evidence=f"'Paris' vs 'Lyon' {XSS}")],
+        ),
+        documents=[
+            DocumentView(id=ids[0], center="c0", relevance=0.9, tokens=40, position=[0.1, 0.2]),
+            DocumentView(id=ids[1], center="c0", relevance=0.8, tokens=35, position=[0.2, 0.1]),
+            DocumentView(id=ids[2], center="c1", relevance=0.7, tokens=50, position=[-0.5, 0.4]),
+            DocumentView(id=ids[3], center=None, relevance=0.1, tokens=12, position=[0.9, -0.9]),
+        ],
+        prompt_tokens=300,
+        context_window=4096,
+    )
+
+
+def _run(temperature: float, text: str = "Paris.") -> TemperatureRun:
+    samples = [
+        Sample(seed=0, text=text, finish_reason="stop", tokens=3, cluster=0, center="c0"),
+        Sample(seed=1, text="Lyon.", finish_reason="length", tokens=8, cluster=1, center="c1"),
+        Sample(seed=2, text="Unsure.", finish_reason="stop", tokens=4, cluster=1, center="none", compliant=False),
+    ]
+    return TemperatureRun(
+        temperature=temperature,
+        n=3,
+        first_token_divergence=0.667,
+        mean_entropy=1.25,
+        perplexity=3.5,
+        repetition_rate=0.0,
+        semantic_entropy=0.64,
+        compliance_rate=0.667,
+        truncation_rate=0.333,
+        center_pull={"c0": 0.34, "c1": 0.33, "none": 0.33},
+        samples=samples,
+        first_tokens={" Paris": 1, "Lyon": 1, XSS: 1},
+        entropy_by_position=[0.2, 1.4, 0.6, 0.3],
+        bifurcations=[Bifurcation(position=1, context="The capital is", candidates=[" Paris", " Lyon"], margin=0.02)],
+    )
+
+
+def _report(*, sampling: bool = True, doc_ids: list[str] | None = None, **texts: str) -> Report:
+    return Report(
+        case_id="capital-of-france",
+        verdict="fail",
+        input=_input(doc_ids, texts.get("center_label", "Paris")),
+        findings=[
+            Finding(
+                stage="input",
+                rule="input.competing_centers",
+                severity="fail",
+                evidence={"centers": ["c0", "c1"], "note": texts.get("evidence", "two answers")},
+                advice="Remove or reconcile the documents of the weaker center.",
+            ),
+            Finding(stage="sampling", rule="sampling.low_agreement", severity="warn", evidence={}, advice="Lower T."),
+        ],
+        environment={"model": "tiny-gpt", "dtype": "float32", "device": "cpu", "versions": {"torch": "2.13.0"}},
+        sampling=SamplingReport(runs=[_run(0.3, texts.get("sample", "Paris.")), _run(1.0)], backend="fake")
+        if sampling
+        else None,
+    )
+
+
+def _empty_report() -> Report:
+    return Report(
+        case_id="empty",
+        verdict="ok",
+        input=InputReport(gravity_centers=[], noise_documents=[], conflict=Conflict(detected=False, score=0.0)),
+        findings=[],
+        environment={},
+        sampling=SamplingReport(runs=[]),
+    )
+
+
+def test_key_sections_present() -> None:
+    page = render_report_html(_report())
+    assert page.lstrip().startswith("<!DOCTYPE html>")
+    parser = _parse(page)
+    assert {"findings", "input", "document-map", "centers", "pairs", "sampling", "metrics", "environment"} <= parser.ids()
+    assert {"run-0", "run-1"} <= parser.ids()
+    assert parser.with_class("span", "badge")[0]["class"] == "badge fail"
+    for metric in ("first_token_divergence", "semantic_entropy", "truncation_rate", "perplexity"):
+        assert metric in page
+    assert "input.competing_centers" in page and "sampling.low_agreement" in page
+    assert page.index('id="findings"') < page.index('id="input"') < page.index('id="sampling"')
+    assert page.index('id="sampling"') < page.index('id="environment"')
+    assert len(parser.with_class("line", "bifurcation")) == 2
+    assert len(parser.with_class("div", "sample")) == 6
+    assert "&#34;torch&#34;: &#34;2.13.0&#34;" in page  # nested environment value as JSON
+
+
+def test_csp_meta_forbids_everything_but_inline_style() -> None:
+    parser = _parse(render_report_html(_report()))
+    csp = [a for t, a in parser.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
+    assert csp and csp[0]["content"] == "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+
+@pytest.mark.parametrize("where", ["doc_id", "sample", "center_label", "evidence"])
+def test_untrusted_text_is_escaped(where: str) -> None:
+    if where == "doc_id":
+        report = _report(doc_ids=[XSS, "d2", "d3", "d4"])
+    else:
+        report = _report(**{where: XSS})
+    page = render_report_html(report)
+    assert "&lt;script&gt;" in page
+    assert "<script" not in page.lower()
+
+
+def test_escaped_text_reads_back_as_text() -> None:
+    class _Text(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.chunks: list[str] = []
+
+        def handle_data(self, data: str) -> None:
+            self.chunks.append(data)
+
+    parser = _Text()
+    parser.feed(render_report_html(_report(sample=XSS)))
+    assert any(XSS in chunk for chunk in parser.chunks)
+
+
+def test_no_off_page_references() -> None:
+    for report in (_report(), _report(sampling=False), _empty_report()):
+        page = render_report_html(report)
+        assert not re.search(r"https?://", page)
+        assert "@import" not in page and "url(" not in page
+        for tag, attrs in _parse(page).tags:
+            for name in ("src", "href", "xlink:href", "action", "srcset"):
+                value = attrs.get(name)
+                if value is not None:
+                    assert value.startswith(("#", "data:")), (tag, name, value)
+        assert all(tag not in {"script", "iframe", "object", "embed", "link"} for tag, _ in _parse(page).tags)
+
+
+def test_inputs_only_report_renders() -> None:
+    page = render_report_html(_report(sampling=False))
+    ids = _parse(page).ids()
+    assert {"findings", "input", "environment"} <= ids
+    assert "sampling" not in ids
+    assert "not run (inputs only)" in page
+
+
+def test_empty_report_renders() -> None:
+    page = render_report_html(_empty_report())
+    parser = _parse(page)
+    assert {"findings", "input", "environment", "sampling"} <= parser.ids()
+    assert parser.with_class("circle", "doc-point") == []
+    assert "No findings." in page and "No gravity centers." in page and "No temperature runs." in page
+
+
+def test_run_with_zero_samples_renders() -> None:
+    report = _report()
+    assert report.sampling is not None
+    report.sampling.runs[0].samples = []
+    report.sampling.runs[0].first_tokens = {}
+    report.sampling.runs[0].entropy_by_position = []
+    page = render_report_html(report)
+    assert "No samples." in page
+
+
+def test_document_map_has_one_point_per_document() -> None:
+    report = _report()
+    points = _parse(render_report_html(report)).with_class("circle", "doc-point")
+    assert len(points) == len(report.input.documents)
+    noise = [p for p in points if p["fill"] == "#9aa0a6"]
+    assert len(noise) == 1
+    assert len({p["fill"] for p in points}) == 3
+
+
+def test_degenerate_positions_do_not_break_the_map() -> None:
+    report = _report()
+    report.input.documents[0].position = []
+    report.input.documents[1].position = [float("nan"), float("inf")]
+    page = render_report_html(report)
+    points = _parse(page).with_class("circle", "doc-point")
+    assert len(points) == 4
+    assert all(re.fullmatch(r"-?\d+(\.\d+)?", p["cx"] or "") for p in points)
