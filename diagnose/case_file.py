@@ -31,9 +31,13 @@ def load_case(path: str | Path) -> Case:
         raise UsageError(f"case file not found: {file}") from None
     except OSError as exc:
         raise UsageError(f"cannot read case file {file}: {exc.strerror}") from None
-    text = raw.decode("utf-8", errors="diagnose-mark")
+    try:
+        text, undecodable = raw.decode("utf-8"), False
+    except UnicodeDecodeError:
+        # Only now is _MARK a stand-in: a valid file may hold U+10FFFD itself.
+        text, undecodable = raw.decode("utf-8", errors="diagnose-mark"), True
     data = _parse(text, file)
-    if _MARK in text:
+    if undecodable:
         field = _find_mark(data, "") or "$"
         raise CaseError(field, "is not valid UTF-8 text", f"{file.name}: undecodable bytes")
     return case_from_dict(data)

@@ -10,18 +10,17 @@ STOPWORDS = frozenset(
     what who whom whose when where which why how that this these those as it its his her their
     associated known main primary another common type kind refer refers name""".split()
 )
-NUMBER_CUES = ("population", "how many", "how much", "number of", "length of", "inhabitants")
-DATE_CUES = ("what year", "which year", "founding date", "date of", "in which year", "what date")
+CJK_STOP = frozenset("的是了在和与吗呢什么多少哪一年时候何")
+NUMBER_CUES = ("population", "how many", "how much", "number of", "length of", "inhabitants", "人口", "多少")
+DATE_CUES = ("what year", "which year", "founding date", "date of", "in which year", "what date",
+             "哪一年", "哪年", "什么时候", "何时", "几时")
 COUNT_WORDS = frozenset(
-    "population inhabitants people residents persons laps metres meters km miles".split()
+    "population inhabitants people residents persons laps metres meters km miles 人 居民".split()
 )
 HEADS = frozenset(
     """sport artist creator director author singer band composer founder father mother husband
     wife son daughter candidate character profession occupation position party ideology genre
     line type medium format rank conflict war state location country city aircraft unit where""".split()
-)
-PERSON_HEADS = frozenset(
-    "artist creator director author singer band composer founder candidate character".split()
 )
 GENERIC_QUALIFIERS = frozenset(
     """album song single ep film movie band club novel series tv television play video game

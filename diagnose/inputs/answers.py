@@ -17,16 +17,17 @@ from diagnose.inputs import _lexicon as lex
 _MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
 _YEAR = r"(?:1[0-9]{3}|20[0-9]{2})"
 _DATE = re.compile(
-    rf"\b(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*{_YEAR}"
+    rf"(?<![0-9A-Za-z])(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*{_YEAR}"
     rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\s*,?\s*{_YEAR}"
     rf"|{_MONTH}\s*,?\s+{_YEAR}"
     rf"|{_YEAR}(?:\s*[–—-]\s*(?:{_YEAR}|[0-9]{{2}}))?s?)(?![\d,.]\d)",
     re.IGNORECASE,
 )
-_NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:[,.\u00a0 ]\d{3})+(?![\d])|(?<![\w.,])\d+(?![\w,.]\d)")
+_NUMBER = re.compile(r"(?<![0-9A-Za-z.,])\d{1,3}(?:[,.\u00a0 ]\d{3})+(?![\d])|(?<![0-9A-Za-z.,])\d+(?![0-9A-Za-z]|[,.]\d)")
 _SENTENCE = re.compile(r"(?<=[.!?;。！？；])\s+|\n+|\s•\s")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _YEAR_ONLY = re.compile(_YEAR)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ def parse_question(question: str) -> Question:
     entity = _question_entity(q)
     ent_words = set(normalise(entity).split()) if entity else set()
     words = [w for w in normalise(q).split() if w not in lex.STOPWORDS and w not in ent_words]
+    words = [b for w in words for b in (_cjk_bigrams(w) if _CJK.search(w) else [w])]
     if any(p in low for p in lex.NUMBER_CUES) or low.startswith("how many"):
         kind = "number"
     elif low.startswith(("when", "what year", "which year", "in what year", "in which year")) or any(
@@ -125,10 +127,20 @@ def sentences(text: str) -> list[tuple[int, str]]:
     return out
 
 
+def _cjk_bigrams(word: str) -> list[str]:
+    """Character bigrams of a CJK run (CJK text has no spaces to split words on)."""
+    chars = [c for c in word if _CJK.match(c) and c not in lex.CJK_STOP]
+    return [a + b for a, b in zip(chars, chars[1:])] or chars
+
+
+def _matches(keyword: str, stems: set[str], raw: str) -> bool:
+    return keyword in raw if _CJK.match(keyword) else keyword[:5] in stems
+
+
 def _sentence_score(q: Question, sentence: str) -> float:
     words = set(normalise(sentence).split())
     stems = {w[:5] for w in words}
-    hits = sum(1 for k in q.keywords if k[:5] in stems)
+    hits = sum(1 for k in q.keywords if _matches(k, stems, sentence))
     ent = q.entity and all(w in words for w in normalise(q.entity).split())
     return hits + (1.5 if ent else 0.0)
 
@@ -145,8 +157,9 @@ def candidates(q: Question, text: str) -> list[Answer]:
 
 
 def _near(text: str, start: int, words: tuple[str, ...] | set[str], window: int = 60) -> bool:
-    before = normalise(text[max(0, start - window):start]).split()
-    return any(w[:5] == b[:5] for w in words for b in before)
+    raw = text[max(0, start - window):start]
+    stems = {b[:5] for b in normalise(raw).split()}
+    return any(_matches(w, stems, raw) for w in words)
 
 
 def _date_candidates(q: Question, text: str) -> list[Answer]:
@@ -227,7 +240,7 @@ def _entity_candidates(q: Question, text: str) -> list[Answer]:
 
 def _trim_name(name: str, entity_words: list[str]) -> str:
     words = name.split()
-    cut = [w for w in words]
+    cut = list(words)
     for i, w in enumerate(words):
         if normalise(w) in entity_words and i > 0:
             cut = words[:i]

@@ -15,7 +15,9 @@ from difflib import SequenceMatcher
 
 import numpy as np
 
-_WORD = re.compile(r"\S+")
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
+#: Whitespace-separated words, except that each CJK character is its own word.
+_WORD = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
 _FACTUAL = re.compile(r"\d|^[A-Z]")
 
 
@@ -48,13 +50,21 @@ def differing_spans(a: str, b: str, max_spans: int = 3) -> list[tuple[str, str]]
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         if tag != "replace":
             continue
-        sa, sb = " ".join(wa[i1:i2]), " ".join(wb[j1:j2])
+        sa, sb = _join(wa[i1:i2]), _join(wb[j1:j2])
         if any(_FACTUAL.search(w) for w in wa[i1:i2] + wb[j1:j2]) and i2 - i1 <= 8 and j2 - j1 <= 8:
             pair = (sa.strip(" ,.;:()"), sb.strip(" ,.;:()"))
             if pair[0] != pair[1] and pair not in out:
                 out.append(pair)
         if len(out) >= max_spans:
             break
+    return out
+
+
+def _join(words: list[str]) -> str:
+    out = ""
+    for w in words:
+        glue = "" if not out or re.match(rf"[{_CJK}]", w) or re.search(rf"[{_CJK}]$", out) else " "
+        out += glue + w
     return out
 
 

@@ -1,0 +1,62 @@
+"""Bad input exits 2 with a message naming the field, and writes nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from diagnose.cli import _run, cli
+
+GOOD = """
+id: ok-case
+question: What year?
+documents:
+  - {id: d1, text: "It happened in 1999."}
+"""
+
+
+def invoke(args: list[str]) -> int:
+    return _run(lambda: cli.main(args=args, prog_name="diagnose", standalone_mode=False), False)
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (lambda s: s.replace("What year?", '""'), "question"),
+        (lambda s: s + '  - {id: d1, text: "again"}\n', "documents[1].id"),
+        (lambda s: s + "sampling: {temperatures: [0.5, 3.0]}\n", "sampling.temperatures[1]"),
+        (lambda s: s + "sampling: {seeds: 100000}\n", "sampling.seeds"),
+        (lambda s: s + "constraints: [{type: sentiment}]\n", "constraints[0].type"),
+        (lambda s: s + "model: no-such-model\n", "model"),
+    ],
+)
+@pytest.mark.parametrize("command", ["inputs", "run"])
+def test_invalid_case_exits_2_naming_the_field(tmp_path: Path, capsys, edit, field, command):
+    case = tmp_path / "case.yaml"
+    case.write_text(edit(GOOD), encoding="utf-8")
+    out, page = tmp_path / "r.json", tmp_path / "r.html"
+    args = [command, str(case), "--out", str(out)] + (["--html", str(page)] if command == "run" else [])
+    assert invoke(args) == 2
+    err = capsys.readouterr().err
+    assert f"{field}:" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["case.yaml"]
+
+
+def test_non_utf8_document_text_names_the_field(tmp_path: Path, capsys):
+    case = tmp_path / "case.yaml"
+    case.write_bytes(GOOD.replace("It happened", "It \xff happened").encode("latin-1"))
+    assert invoke(["inputs", str(case), "--out", str(tmp_path / "r.json")]) == 2
+    assert "documents[0].text" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_missing_case_file_is_a_usage_error(tmp_path: Path, capsys):
+    assert invoke(["run", str(tmp_path / "absent.yaml")]) == 2
+    assert "not found" in capsys.readouterr().err
+
+
+def test_help_lists_the_commands(capsys):
+    assert invoke(["--help"]) == 0
+    text = capsys.readouterr().out
+    assert "inputs" in text and "run" in text

@@ -1,0 +1,84 @@
+"""The real pipeline on the embedded models, on every fixture (CI runs these every time)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from diagnose.case_file import load_case
+from diagnose.pipeline import Diagnoser
+from diagnose.settings import Settings
+from tests.contract import check_report
+
+pytestmark = pytest.mark.models
+
+FIXTURES = sorted(Path("fixtures/cases").glob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def diagnoser() -> Diagnoser:
+    return Diagnoser.from_settings(Settings.from_env())
+
+
+def _case_dict(path: Path) -> dict:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data.setdefault("sampling", {})
+    data["sampling"].setdefault("seeds", 8)
+    data["sampling"].setdefault("temperatures", [0.2, 0.7, 1.2])
+    return data
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
+def test_inputs_report_carries_every_contract_key(diagnoser: Diagnoser, path: Path):
+    report = diagnoser.inputs(load_case(path)).to_dict()
+    check_report(json.loads(json.dumps(report)), _case_dict(path), sampled=False)
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
+def test_run_report_carries_every_contract_key(diagnoser: Diagnoser, path: Path):
+    report = diagnoser.run(load_case(path)).to_dict()
+    check_report(json.loads(json.dumps(report)), _case_dict(path), sampled=True)
+
+
+def test_fixture_branches(diagnoser: Diagnoser):
+    """Each fixture exercises the branch it was written for."""
+    by_name = {p.stem: diagnoser.inputs(load_case(p)) for p in FIXTURES}
+    assert not by_name["clean-single-answer"].input.conflict.detected
+    assert len(by_name["clean-single-answer"].input.gravity_centers) == 1
+    years = by_name["contradicting-years"].input.conflict
+    assert years.detected
+    assert any("1937" in p.evidence and "1952" in p.evidence for p in years.pairs)
+    assert "d2" in by_name["off-topic-document"].input.noise_documents
+    assert "d3" in by_name["chinese-language"].input.noise_documents
+    assert by_name["chinese-language"].input.conflict.detected
+    assert by_name["json-format"].input.instruction_conflicts
+
+
+def test_same_case_same_samples(diagnoser: Diagnoser):
+    case = load_case(Path("fixtures/cases/contradicting-years.yaml"))
+    first, second = diagnoser.run(case), diagnoser.run(case)
+    texts = lambda r: [[s.text for s in run.samples] for run in r.sampling.runs]
+    assert texts(first) == texts(second)
+    assert not any(f.rule == "environment.nondeterministic" for f in first.findings)
+
+
+def test_cli_run_writes_json_and_html(tmp_path: Path):
+    out, page = tmp_path / "r.json", tmp_path / "r.html"
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "diagnose.cli", "run", "fixtures/cases/contradicting-years.yaml",
+         "--out", str(out), "--html", str(page)],
+        capture_output=True, text=True, env=env, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "verdict" in done.stdout
+    report = json.loads(out.read_text(encoding="utf-8"))
+    check_report(report, _case_dict(Path("fixtures/cases/contradicting-years.yaml")), sampled=True)
+    html = page.read_text(encoding="utf-8")
+    assert "contradicting-years" in html and "http://" not in html and "https://" not in html

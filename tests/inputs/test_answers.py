@@ -1,0 +1,38 @@
+from diagnose.inputs.answers import answer_key, candidates, normalise, parse_question
+
+
+def test_question_types_and_entity():
+    assert parse_question("When was General Bryan born?").kind == "date"
+    assert parse_question("What is the population of Pilzno?").kind == "number"
+    q = parse_question('Who is the artist of the album "War Music"?')
+    assert (q.kind, q.entity, q.head) == ("entity", "War Music", "artist")
+    assert parse_question("北京的人口是多少？").kind == "number"
+
+
+def test_birth_date_is_the_first_of_a_lifespan_and_death_the_second():
+    text = "Blackshear M. Bryan (July 15, 1905 – March 2, 1977) was a United States Army general."
+    born = candidates(parse_question("When was General Bryan born?"), text)[0]
+    died = candidates(parse_question("When did General Bryan die?"), text)[0]
+    assert (born.span, born.key) == ("July 15, 1905", "1905")
+    assert died.key == "1977"
+
+
+def test_population_prefers_the_number_tied_to_the_entity():
+    text = ("As of 2006 its total population is 17,289 (out of which the population of Pilzno "
+            "amounts to 4,411, and the population of the rural part of the gmina is 12,878).")
+    best = candidates(parse_question("What is the population of Pilzno?"), text)[0]
+    assert best.key == "4411"
+
+
+def test_disambiguation_qualifier_names_the_entity():
+    q = parse_question('Who is the artist of the album "War Music"?')
+    best = candidates(q, "War Music (Slim the Mobster album) War Music is the street album by Slim.")[0]
+    assert best.key == "slim the mobster"
+    sport = parse_question("What sport is Hiroyuki Miura associated with?")
+    assert candidates(sport, "Hiroyuki Miura (ice hockey) was drafted into the NHL.")[0].key == "ice hockey"
+
+
+def test_keys_and_normalisation():
+    assert answer_key("February 8, 1900", "date") == "1900"
+    assert answer_key("4,411", "number") == "4411"
+    assert normalise("Beyoncé's  Jay-Z") == "beyonce s jay z"

@@ -1,0 +1,32 @@
+import numpy as np
+
+from diagnose.inputs.noise import noise_mask, text_features, unusable
+from diagnose.inputs.settings import InputSettings
+
+S = InputSettings()
+PROSE = "Gmina Pilzno is an urban-rural gmina in Debica County, in south-eastern Poland."
+
+
+def test_number_dump_garbled_and_empty_are_unusable():
+    dump = "2.7 -0.3 2.4 1.86 67.17 75.81 8.2 1994 38,544,000 481,285 386,398 94,887 12.5"
+    garbled = "nL\ufffd\ufffd14p\ufffd , \ufffd0 D\ufffdGi \ufffd\ufffd\ufffdQ7 \ufffd\ufffd8"
+    assert unusable(text_features(dump), S) == "number dump"
+    assert unusable(text_features(garbled), S) == "garbled"
+    assert unusable(text_features("  "), S) == "empty"
+    assert unusable(text_features(PROSE), S) is None
+
+
+def test_boilerplate_share_counts_site_chrome():
+    chrome = "Privacy policy About Wikipedia Disclaimers Contact Wikipedia Mobile view Search Toggle"
+    assert text_features(chrome).boilerplate > S.boilerplate_share
+    assert text_features(PROSE).boilerplate == 0.0
+
+
+def test_noise_mask_combines_relevance_answers_and_text():
+    texts = [PROSE, PROSE, PROSE, "1 2 3 4 5 6 7 8 9 10"]
+    feats = [text_features(t) for t in texts]
+    rel = np.array([0.6, 0.05, 0.2, 0.7], dtype=np.float32)
+    answered = np.array([True, True, False, True])
+    got = noise_mask(rel, answered, feats, S)
+    # off-topic (below noise_relevance), weak and unanswered, number dump
+    assert got.tolist() == [False, True, rel[2] < S.weak_relevance, True]

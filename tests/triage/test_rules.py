@@ -1,0 +1,405 @@
+"""Each triage rule fires when its evidence crosses its threshold and stays silent just below."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from diagnose.case import Case, Document, SamplingSpec
+from diagnose.report import Conflict, ConflictPair, GravityCenter, InputReport, TemperatureRun
+from diagnose.report import SamplingReport
+from diagnose.triage import environment_rules as env_rules
+from diagnose.triage import framework_rules, input_rules, length_rules, sampling_rules
+from diagnose.triage.context import DeterminismCheck, TriageContext
+from diagnose.triage.thresholds import TriageThresholds
+
+T = TriageThresholds()
+
+# Sampling settings that no settings-only rule flags: no top-k, no top-p, no penalty, no greedy.
+QUIET_SAMPLING: dict[str, Any] = {"seeds": 8, "temperatures": [0.7], "top_p": 1.0, "top_k": 0,
+                                  "repetition_penalty": 1.0, "max_new_tokens": 128}
+
+
+def make_case(n_docs: int = 3, **sampling: Any) -> Case:
+    spec = SamplingSpec(**{**QUIET_SAMPLING, **sampling})
+    docs = [Document(id=f"d{i}", text=f"text {i}") for i in range(n_docs)]
+    return Case(id="t", question="Q?", documents=docs, sampling=spec)
+
+
+def make_inputs(**kw: Any) -> InputReport:
+    base: dict[str, Any] = {
+        "gravity_centers": [GravityCenter(id="c1", documents=["d0", "d1", "d2"], mass=1.0, label="A")],
+        "noise_documents": [],
+        "conflict": Conflict(detected=False, score=0.0),
+    }
+    base.update(kw)
+    return InputReport(**base)
+
+
+def make_run(temperature: float = 0.7, **kw: Any) -> TemperatureRun:
+    base: dict[str, Any] = {
+        "temperature": temperature, "n": 8, "first_token_divergence": 1 / 8, "mean_entropy": 0.4,
+        "perplexity": 2.0, "repetition_rate": 0.0, "semantic_entropy": 0.0,
+        "compliance_rate": 1.0, "truncation_rate": 0.0, "center_pull": {"c1": 1.0}, "samples": [],
+    }
+    base.update(kw)
+    return TemperatureRun(**base)
+
+
+def make_ctx(
+    case: Case | None = None,
+    inputs: InputReport | None = None,
+    runs: list[TemperatureRun] | None = None,
+    environment: dict[str, Any] | None = None,
+    thresholds: TriageThresholds = T,
+    determinism: DeterminismCheck | None = None,
+) -> TriageContext:
+    return TriageContext(
+        case=case or make_case(),
+        inputs=inputs or make_inputs(),
+        sampling=SamplingReport(runs=runs) if runs is not None else None,
+        environment={"device": "cpu", "dtype": "float32"} if environment is None else environment,
+        thresholds=thresholds,
+        determinism=determinism,
+    )
+
+
+# --- input -----------------------------------------------------------------------------------
+
+
+def test_competing_centers_fires_on_detected_conflict() -> None:
+    centers = [GravityCenter(id="c1", documents=["d0"], mass=0.6667, label="1990"),
+               GravityCenter(id="c2", documents=["d1", "d2"], mass=0.3333, label="2010")]
+    pair = ConflictPair(a="d0", b="d1", kind="value_mismatch", evidence="'1990' vs '2010'")
+    ctx = make_ctx(inputs=make_inputs(gravity_centers=centers,
+                                      conflict=Conflict(detected=True, score=0.87649, pairs=[pair])))
+    flag = input_rules.competing_centers(ctx)
+    assert flag is not None and flag.severity == "warn"
+    assert flag.evidence["conflict_score"] == 0.876
+    assert [c["id"] for c in flag.evidence["centers"]] == ["c1", "c2"]
+    assert flag.evidence["centers"][0]["mass"] == 0.667
+    assert flag.evidence["centers"][1]["documents"] == ["d1", "d2"]
+    assert flag.evidence["pairs"] == [{"a": "d0", "b": "d1", "kind": "value_mismatch",
+                                       "evidence": "'1990' vs '2010'"}]
+
+
+def test_competing_centers_silent_without_conflict() -> None:
+    inputs = make_inputs(conflict=Conflict(detected=False, score=0.3))
+    assert input_rules.competing_centers(make_ctx(inputs=inputs)) is None
+
+
+def test_competing_centers_caps_pairs_at_five() -> None:
+    pairs = [ConflictPair(a=f"d{i}", b=f"d{i + 1}", kind="stance", evidence="x") for i in range(7)]
+    ctx = make_ctx(inputs=make_inputs(conflict=Conflict(detected=True, score=1.0, pairs=pairs)))
+    assert [p["a"] for p in input_rules.competing_centers(ctx).evidence["pairs"]] == [
+        "d0", "d1", "d2", "d3", "d4"]
+
+
+def test_noise_share_fires_at_threshold() -> None:
+    # 2 of 5 documents are noise: 0.4 >= 0.34
+    ctx = make_ctx(case=make_case(n_docs=5), inputs=make_inputs(noise_documents=["d3", "d4"]))
+    flag = input_rules.noise_share(ctx)
+    assert flag is not None and flag.severity == "warn"
+    assert flag.evidence == {"noise_documents": ["d3", "d4"], "share": 0.4, "threshold": 0.34}
+
+
+def test_noise_share_silent_just_below() -> None:
+    # 1 of 3 = 0.333 < 0.34
+    ctx = make_ctx(case=make_case(n_docs=3), inputs=make_inputs(noise_documents=["d2"]))
+    assert input_rules.noise_share(ctx) is None
+
+
+def test_noise_share_boundary_is_inclusive() -> None:
+    th = TriageThresholds(noise_share_warn=0.5)
+    inputs = make_inputs(noise_documents=["d2", "d3"])
+    flag = input_rules.noise_share(make_ctx(case=make_case(n_docs=4), inputs=inputs, thresholds=th))
+    assert flag is not None and flag.evidence["share"] == 0.5 and flag.evidence["threshold"] == 0.5
+    inputs = make_inputs(noise_documents=["d3"])
+    assert input_rules.noise_share(make_ctx(case=make_case(n_docs=4), inputs=inputs, thresholds=th)) is None
+
+
+def test_noise_share_silent_without_documents() -> None:
+    assert input_rules.noise_share(make_ctx(case=make_case(n_docs=0))) is None
+
+
+def test_contradictory_instructions() -> None:
+    pairs = [["Answer in one word.", "Explain your reasoning in detail."]]
+    flag = input_rules.contradictory_instructions(make_ctx(inputs=make_inputs(instruction_conflicts=pairs)))
+    assert flag is not None and flag.severity == "warn"
+    assert flag.evidence == {"pairs": pairs}
+    assert input_rules.contradictory_instructions(make_ctx()) is None
+
+
+def test_unclear_delimiters() -> None:
+    issue = "the template joins documents without a separator"
+    flag = input_rules.unclear_delimiters(make_ctx(inputs=make_inputs(delimiter_issue=issue)))
+    assert flag is not None and flag.severity == "warn" and flag.evidence == {"issue": issue}
+    assert input_rules.unclear_delimiters(make_ctx()) is None
+
+
+@pytest.mark.parametrize(
+    "position, tokens, fires",
+    [
+        (0.5, T.lost_in_middle_tokens, True),
+        (0.25, 2000, True),
+        (0.75, 2000, True),
+        (0.5, T.lost_in_middle_tokens - 1, False),
+        (0.24, 2000, False),
+        (0.76, 2000, False),
+        (None, 5000, False),
+    ],
+)
+def test_lost_in_the_middle(position: float | None, tokens: int, fires: bool) -> None:
+    inputs = make_inputs(strongest_center_position=position, prompt_tokens=tokens)
+    flag = input_rules.lost_in_the_middle(make_ctx(inputs=inputs))
+    if not fires:
+        assert flag is None
+        return
+    assert flag is not None and flag.severity == "info"
+    assert flag.evidence == {"strongest_center_position": position, "prompt_tokens": tokens,
+                             "threshold_tokens": 1500}
+
+
+# --- sampling --------------------------------------------------------------------------------
+
+
+def test_split_center_pull_fails_on_split() -> None:
+    pull = {"c1": 0.5, "c2": 0.3, "none": 0.2}
+    flag = sampling_rules.split_center_pull(make_ctx(runs=[make_run(0.7, center_pull=pull)]))
+    assert flag is not None and flag.severity == "fail"
+    assert flag.evidence == {"temperature": 0.7, "center_pull": pull, "threshold": 0.2}
+
+
+@pytest.mark.parametrize(
+    "pull, fires",
+    [
+        ({"c1": 0.9, "c2": 0.1}, False),
+        ({"c1": 0.81, "c2": 0.19}, False),
+        ({"c1": 0.8, "c2": 0.2}, True),  # the share is inclusive
+        ({"c1": 0.6, "none": 0.4}, False),  # "none" is not a center
+        ({"c1": 1.0}, False),
+        ({"c1": 0.3, "c2": 0.3, "c3": 0.4}, True),
+    ],
+)
+def test_split_center_pull_threshold(pull: dict[str, float], fires: bool) -> None:
+    flag = sampling_rules.split_center_pull(make_ctx(runs=[make_run(center_pull=pull)]))
+    assert (flag is not None) is fires
+
+
+def test_split_center_pull_reports_coolest_split_run() -> None:
+    runs = [make_run(1.2, center_pull={"c1": 0.5, "c2": 0.5}),
+            make_run(0.2, center_pull={"c1": 1.0}),
+            make_run(0.7, center_pull={"c1": 0.6, "c2": 0.4})]
+    assert sampling_rules.split_center_pull(make_ctx(runs=runs)).evidence["temperature"] == 0.7
+
+
+def test_split_center_pull_silent_without_sampling() -> None:
+    assert sampling_rules.split_center_pull(make_ctx(runs=None)) is None
+
+
+@pytest.mark.parametrize(
+    "semantic_entropy, divergence, fires",
+    [
+        (T.weak_pull_semantic_entropy, 0.125, True),
+        (0.89, 0.125, False),
+        (0.0, T.weak_pull_first_token_divergence, True),
+        (0.0, 0.49, False),
+        (0.89, 0.49, False),
+    ],
+)
+def test_weak_pull_thresholds(semantic_entropy: float, divergence: float, fires: bool) -> None:
+    runs = [make_run(1.0), make_run(0.2, semantic_entropy=semantic_entropy,
+                                    first_token_divergence=divergence)]
+    flag = sampling_rules.weak_pull(make_ctx(runs=runs))
+    if not fires:
+        assert flag is None
+        return
+    assert flag is not None and flag.severity == "warn"
+    assert flag.evidence == {
+        "temperature": 0.2, "semantic_entropy": semantic_entropy, "first_token_divergence": divergence,
+        "thresholds": {"semantic_entropy": 0.9, "first_token_divergence": 0.5},
+    }
+
+
+def test_weak_pull_reads_only_the_coolest_run() -> None:
+    runs = [make_run(1.2, semantic_entropy=2.0, first_token_divergence=1.0), make_run(0.2)]
+    assert sampling_rules.weak_pull(make_ctx(runs=runs)) is None
+
+
+def test_weak_pull_needs_more_than_one_sample() -> None:
+    run = make_run(0.2, n=1, semantic_entropy=2.0, first_token_divergence=1.0)
+    assert sampling_rules.weak_pull(make_ctx(runs=[run])) is None
+
+
+def test_strong_pull_fires_at_threshold() -> None:
+    runs = [make_run(0.2, repetition_rate=0.4), make_run(0.7, repetition_rate=0.25),
+            make_run(1.2, repetition_rate=0.249)]
+    flag = sampling_rules.strong_pull(make_ctx(runs=runs))
+    assert flag is not None and flag.severity == "warn"
+    assert flag.evidence == {"repetition_rate": {"0.2": 0.4, "0.7": 0.25}, "threshold": 0.25}
+
+
+def test_strong_pull_silent_just_below() -> None:
+    assert sampling_rules.strong_pull(make_ctx(runs=[make_run(0.2, repetition_rate=0.249)])) is None
+
+
+def test_determinism_trap() -> None:
+    case = make_case(temperatures=[0.0, 0.2, 0.3, 0.9], max_new_tokens=T.long_output_tokens)
+    flag = sampling_rules.determinism_trap(make_ctx(case=case))
+    assert flag is not None and flag.severity == "info"
+    assert flag.evidence == {"temperatures": [0.0, 0.2], "max_new_tokens": 256,
+                             "thresholds": {"low_temperature": 0.3, "long_output_tokens": 256}}
+
+
+def test_determinism_trap_silent_just_below() -> None:
+    short = make_case(temperatures=[0.2], max_new_tokens=T.long_output_tokens - 1)
+    assert sampling_rules.determinism_trap(make_ctx(case=short)) is None
+    warm = make_case(temperatures=[0.3, 1.0], max_new_tokens=1024)
+    assert sampling_rules.determinism_trap(make_ctx(case=warm)) is None
+
+
+@pytest.mark.parametrize(
+    "top_k, top_p, n_problems",
+    [
+        (3, 0.9, 1),  # small top_k with top_p
+        (1, 0.95, 1),
+        (4, 0.9, 0),
+        (3, 1.0, 0),  # top_p off: nothing to fight
+        (0, 0.2, 1),  # tiny top_p
+        (0, 0.21, 0),
+        (2, 0.1, 2),
+    ],
+)
+def test_truncation_settings(top_k: int, top_p: float, n_problems: int) -> None:
+    flag = sampling_rules.truncation_settings(make_ctx(case=make_case(top_k=top_k, top_p=top_p)))
+    if not n_problems:
+        assert flag is None
+        return
+    assert flag is not None and flag.severity == "warn"
+    assert flag.evidence["top_k"] == top_k and flag.evidence["top_p"] == top_p
+    assert len(flag.evidence["problems"]) == n_problems
+    assert flag.evidence["thresholds"] == {"small_top_k": 3, "tiny_top_p": 0.2}
+
+
+def test_repetition_penalty_high() -> None:
+    flag = sampling_rules.repetition_penalty_high(make_ctx(case=make_case(repetition_penalty=1.3)))
+    assert flag is not None and flag.severity == "warn"
+    assert flag.evidence == {"repetition_penalty": 1.3, "threshold": 1.3}
+    assert sampling_rules.repetition_penalty_high(make_ctx(case=make_case(repetition_penalty=1.29))) is None
+
+
+# --- length ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rate, severity", [(0.5, "fail"), (0.9, "fail"), (0.2, "warn"),
+                                            (0.49, "warn"), (0.0, None)])
+def test_truncated(rate: float, severity: str | None) -> None:
+    runs = [make_run(0.2), make_run(0.7, truncation_rate=rate)]
+    flag = length_rules.truncated(make_ctx(case=make_case(max_new_tokens=64), runs=runs))
+    if severity is None:
+        assert flag is None
+        return
+    assert flag is not None and flag.severity == severity
+    assert flag.evidence == {"truncation_rate": {"0.7": rate}, "max_new_tokens": 64,
+                             "thresholds": {"warn_above": 0.0, "fail_at": 0.5}}
+
+
+def test_truncated_severity_follows_worst_run() -> None:
+    runs = [make_run(0.2, truncation_rate=0.125), make_run(1.2, truncation_rate=0.625)]
+    flag = length_rules.truncated(make_ctx(runs=runs))
+    assert flag.severity == "fail"
+    assert flag.evidence["truncation_rate"] == {"0.2": 0.125, "1.2": 0.625}
+
+
+def test_truncated_silent_without_sampling() -> None:
+    assert length_rules.truncated(make_ctx(runs=None)) is None
+
+
+@pytest.mark.parametrize(
+    "prompt, window, severity, share",
+    [
+        (900, 1000, "fail", 1.028),  # (900 + 128) / 1000
+        (873, 1000, "fail", 1.001),  # just over: 1001 / 1000
+        (872, 1000, "warn", 1.0),  # exactly full still fits: warn, not fail
+        (800, 1000, "warn", 0.928),
+        (772, 1000, None, None),  # 900 / 1000 = 0.9, not above the share
+        (500, 1000, None, None),
+        (900, 0, None, None),  # window unknown
+        (0, 1000, None, None),  # no tokenizer
+    ],
+)
+def test_context_window(prompt: int, window: int, severity: str | None, share: float | None) -> None:
+    inputs = make_inputs(prompt_tokens=prompt, context_window=window)
+    flag = length_rules.context_window(make_ctx(case=make_case(max_new_tokens=128), inputs=inputs))
+    if severity is None:
+        assert flag is None
+        return
+    assert flag is not None and flag.severity == severity
+    assert flag.evidence == {"prompt_tokens": prompt, "max_new_tokens": 128, "context_window": window,
+                             "share": share, "threshold": 0.9}
+
+
+# --- environment -----------------------------------------------------------------------------
+
+
+def test_nondeterministic_fires_on_mismatch() -> None:
+    check = DeterminismCheck(temperature=0.7, seed=3, batch_tokens=40, alone_tokens=38, first_mismatch=12)
+    env = {"device": "cuda:0", "dtype": "bfloat16"}
+    flag = env_rules.nondeterministic(make_ctx(environment=env, determinism=check))
+    assert flag is not None and flag.severity == "fail"
+    assert flag.evidence == {"temperature": 0.7, "seed": 3, "first_mismatch_position": 12,
+                             "batch_tokens": 40, "alone_tokens": 38,
+                             "device": "cuda:0", "dtype": "bfloat16"}
+
+
+def test_nondeterministic_mismatch_at_first_token() -> None:
+    check = DeterminismCheck(temperature=0.2, seed=0, batch_tokens=5, alone_tokens=5, first_mismatch=0)
+    assert env_rules.nondeterministic(make_ctx(determinism=check)).evidence["first_mismatch_position"] == 0
+
+
+def test_nondeterministic_silent_when_identical_or_unchecked() -> None:
+    same = DeterminismCheck(temperature=0.7, seed=3, batch_tokens=40, alone_tokens=40, first_mismatch=None)
+    assert env_rules.nondeterministic(make_ctx(determinism=same)) is None
+    assert env_rules.nondeterministic(make_ctx(determinism=None)) is None
+
+
+def test_quantized_model() -> None:
+    env = {"model_id": "m", "quantization": "Q4_K_M", "dtype": "float16"}
+    flag = env_rules.quantized_model(make_ctx(environment=env))
+    assert flag is not None and flag.severity == "info"
+    assert flag.evidence == {"model_id": "m", "quantization": "Q4_K_M", "dtype": "float16"}
+    assert env_rules.quantized_model(make_ctx(environment={"quantization": None})) is None
+    assert env_rules.quantized_model(make_ctx(environment={})) is None
+
+
+# --- framework -------------------------------------------------------------------------------
+
+
+def test_sampler_portability_silent_for_portable_settings() -> None:
+    assert framework_rules.sampler_portability(make_ctx()) is None
+    # top_p with temperature exactly 1.0: order does not matter
+    assert framework_rules.sampler_portability(make_ctx(case=make_case(temperatures=[1.0], top_p=0.9))) is None
+
+
+@pytest.mark.parametrize(
+    "sampling, engines",
+    [
+        ({"top_k": 40}, {"OpenAI", "llama.cpp / Ollama"}),
+        ({"top_p": 0.9}, {"llama.cpp / Ollama"}),
+        ({"repetition_penalty": 1.1}, {"OpenAI / llama.cpp"}),
+        ({"temperatures": [0.0]}, {"Hugging Face"}),
+        ({"temperatures": [0.0, 0.7], "top_p": 0.9, "top_k": 50, "repetition_penalty": 1.2},
+         {"OpenAI", "llama.cpp / Ollama", "OpenAI / llama.cpp", "Hugging Face"}),
+    ],
+)
+def test_sampler_portability_notes(sampling: dict[str, Any], engines: set[str]) -> None:
+    case = make_case(**sampling)
+    flag = framework_rules.sampler_portability(make_ctx(case=case))
+    assert flag is not None and flag.severity == "info"
+    assert set(flag.evidence["differences"]) == engines
+    spec = case.sampling
+    assert flag.evidence["sampling"] == {"temperatures": spec.temperatures, "top_k": spec.top_k,
+                                         "top_p": spec.top_p, "repetition_penalty": spec.repetition_penalty}
+    if "OpenAI" in engines:
+        assert f"top_k={spec.top_k}" in flag.evidence["differences"]["OpenAI"]
