@@ -83,6 +83,62 @@ def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool) -
         console.wrote(list(outputs))
 
 
+@cli.group()
+def bench() -> None:
+    """Benchmarks that print figures measured in the same process."""
+
+
+@bench.command("sampling")
+@click.option("--case", "case_path", type=click.Path(dir_okay=False, path_type=Path), help="Benchmark this case's prompt (default: a built-in 8-document RAG prompt).")
+@click.option("--seeds", type=click.IntRange(1, 256), default=16, show_default=True, help="Samples per temperature.")
+@click.option("--temperatures", default="0.5,0.8,1.2", show_default=True, help="Comma-separated, each above 0.")
+@click.option("--max-new-tokens", type=click.IntRange(1, 4096), default=64, show_default=True)
+def bench_sampling(case_path: Path | None, seeds: int, temperatures: str, max_new_tokens: int) -> None:
+    """Shared-prefix batched engine vs HF generate(num_return_sequences=seeds) per temperature.
+
+    Ends with one line: BENCH speedup_vs_hf=X samples_per_s=Y peak_rss_mb=Z seeds_reproducible=...
+    """
+    import msgspec
+
+    from diagnose.bench import builtin_case, run_bench
+    from diagnose.case_file import load_case
+    from diagnose.console import Console
+    from diagnose.errors import CaseError
+    from diagnose.models import ModelRegistry
+    from diagnose.settings import Settings
+
+    try:
+        temps = [float(t) for t in temperatures.split(",") if t.strip()]
+    except ValueError:
+        raise CaseError("--temperatures", "must be comma-separated numbers", temperatures) from None
+    base = load_case(case_path) if case_path else builtin_case()
+    case = msgspec.structs.replace(
+        base,
+        sampling=msgspec.structs.replace(
+            base.sampling, seeds=seeds, temperatures=temps, max_new_tokens=max_new_tokens
+        ),
+    )
+    console = Console()
+    with console.progress() as progress:
+        registry = ModelRegistry(Settings.from_env().models, notify=progress.phase)
+        progress.phase("loading generator")
+        backend = registry.generator(case.model)
+        result = run_bench(backend, case, on_phase=progress.phase)
+    click.echo(
+        f"prompt {result.prompt_tokens} tokens, {len(temps)} temperatures x {seeds} seeds, "
+        f"max_new_tokens {max_new_tokens}, device {backend.identity.get('device')}"
+    )
+    click.echo(
+        f"engine: {result.engine_seconds:.2f} s, {result.engine_tokens} tokens "
+        f"({result.engine_tokens / result.engine_seconds:.1f} tok/s)"
+    )
+    click.echo(
+        f"hf generate: {result.hf_seconds:.2f} s, {result.hf_tokens} tokens "
+        f"({result.hf_tokens / result.hf_seconds:.1f} tok/s)"
+    )
+    click.echo(result.line())
+
+
 def _diagnoser(progress):
     from diagnose.pipeline import Diagnoser
     from diagnose.settings import Settings

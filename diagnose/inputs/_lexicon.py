@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 QUESTION_WORDS = frozenset(
     "what who whom whose when where which why how is was are were does did do in on at the a an".split()
 )
@@ -11,6 +13,23 @@ STOPWORDS = frozenset(
     associated known main primary another common type kind refer refers name""".split()
 )
 CJK_STOP = frozenset("的是了在和与吗呢什么多少哪一年时候何")
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def cjk_grams(text: str) -> list[str]:
+    """Content grams of the CJK text in ``text``, in order, without repeats.
+
+    CJK runs are cut at non-CJK characters and at :data:`CJK_STOP` characters;
+    each piece gives its character bigrams, or itself when one character long."""
+    out: list[str] = []
+    piece = ""
+    for c in text + " ":
+        if _CJK_CHAR.match(c) and c not in CJK_STOP:
+            piece += c
+            continue
+        out += [a + b for a, b in zip(piece, piece[1:])] or ([piece] if piece else [])
+        piece = ""
+    return list(dict.fromkeys(out))
 NUMBER_CUES = ("population", "how many", "how much", "number of", "length of", "inhabitants", "人口", "多少")
 DATE_CUES = ("what year", "which year", "founding date", "date of", "in which year", "what date",
              "哪一年", "哪年", "什么时候", "何时", "几时")

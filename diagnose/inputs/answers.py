@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from decimal import Decimal
 
 from diagnose.inputs import _lexicon as lex
 
@@ -23,11 +24,25 @@ _DATE = re.compile(
     rf"|{_YEAR}(?:\s*[–—-]\s*(?:{_YEAR}|[0-9]{{2}}))?s?)(?![\d,.]\d)",
     re.IGNORECASE,
 )
-_NUMBER = re.compile(r"(?<![0-9A-Za-z.,])\d{1,3}(?:[,.\u00a0 ]\d{3})+(?![\d])|(?<![0-9A-Za-z.,])\d+(?![0-9A-Za-z]|[,.]\d)")
-_SENTENCE = re.compile(r"(?<=[.!?;。！？；])\s+|\n+|\s•\s")
+#: A number: digit groups ("4,411", "1.234.567"), a decimal ("8848.86", "2.7") or plain
+#: digits, optionally scaled by a word ("2.7 million"). CJK units may follow directly ("8611米").
+_NUMBER = re.compile(
+    r"(?<![0-9A-Za-z.,])(?:\d{1,3}(?:[,.\u00a0 ]\d{3})+(?![\d])"
+    r"|\d+\.\d+(?![0-9A-Za-z]|[,.]\d)"
+    r"|\d+(?![0-9A-Za-z]|[,.]\d))"
+    r"(?:\s+(?:million|billion|thousand)\b)?",
+    re.IGNORECASE,
+)
+#: A rate follows the number: "4.6 people per square mile", "12 per 1,000".
+_RATE = re.compile(r"(?:[^\W\d]+\s+){0,2}per\b", re.IGNORECASE)
+_SCALE = {"thousand": 1000, "million": 10**6, "billion": 10**9}
+#: Sentence ends; CJK full stops need no space after them.
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+|\s•\s")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _YEAR_ONLY = re.compile(_YEAR)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+#: The unit character after a CJK "how many / how much" (多少米, 几年, 多少人).
+_CJK_UNIT = re.compile(r"(?:多少|几)(?:个|位|座)?([\u3400-\u9fff])")
 
 
 @dataclass(frozen=True)
@@ -42,6 +57,8 @@ class Question:
     """Lower-case content words of the question outside the entity."""
     head: str | None = None
     """For entity questions, the class asked for (``sport``, ``artist`` ...)."""
+    units: str = ""
+    """CJK unit characters the question asks a count of (``米`` in ``多少米``)."""
 
 
 @dataclass(frozen=True)
@@ -69,9 +86,27 @@ def answer_key(span: str, kind: str) -> str:
         year = _YEAR_ONLY.search(span)
         return year.group(0) if year else normalise(span)
     if kind == "number":
-        digits = re.sub(r"\D", "", span)
-        return digits or normalise(span)
+        return number_value(span) or normalise(span)
     return normalise(span)
+
+
+def number_value(span: str) -> str:
+    """The value of a number span as plain digits: group separators dropped, a
+    decimal kept ("8848.86"), a scale word applied ("2.7 million" -> "2700000");
+    empty when the span has no digits."""
+    words = span.lower().split()
+    scale = _SCALE.get(words[-1], 1) if words else 1
+    body = " ".join(words[:-1]) if scale != 1 else span
+    digits = re.sub(r"\D", "", body)
+    if not digits:
+        return ""
+    dec = re.fullmatch(r"\s*(\d+\.\d+)\s*", body)
+    if dec and not re.fullmatch(r"\d{1,3}(?:\.\d{3})+", dec.group(1)):
+        value = Decimal(dec.group(1)) * scale
+    else:
+        value = Decimal(digits) * scale
+    text = format(value.normalize(), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def parse_question(question: str) -> Question:
@@ -92,7 +127,8 @@ def parse_question(question: str) -> Question:
         kind = "entity"
     head = next((w for w in words if w in lex.HEADS), "where" if low.startswith("where") else None)
     expanded = list(dict.fromkeys(w for k in words for w in (k, *lex.SYNONYMS.get(k, ()))))
-    return Question(kind=kind, entity=entity, keywords=tuple(expanded), head=head)
+    units = "".join(m.group(1) for m in _CJK_UNIT.finditer(q))
+    return Question(kind=kind, entity=entity, keywords=tuple(expanded), head=head, units=units)
 
 
 def _question_entity(q: str) -> str | None:
@@ -128,9 +164,11 @@ def sentences(text: str) -> list[tuple[int, str]]:
 
 
 def _cjk_bigrams(word: str) -> list[str]:
-    """Character bigrams of a CJK run (CJK text has no spaces to split words on)."""
-    chars = [c for c in word if _CJK.match(c) and c not in lex.CJK_STOP]
-    return [a + b for a, b in zip(chars, chars[1:])] or chars
+    """Character bigrams of a CJK run (CJK text has no spaces to split words on).
+
+    The run is cut at function characters (的, 是, 多少 ...) first, so no bigram
+    spans a cut; a one-character piece stays a unigram (the unit in 多少米)."""
+    return lex.cjk_grams(word)
 
 
 def _matches(keyword: str, stems: set[str], raw: str) -> bool:
@@ -189,16 +227,21 @@ def _number_candidates(q: Question, text: str) -> list[Answer]:
         base = _sentence_score(q, sent) * 0.5
         for m in _NUMBER.finditer(sent):
             span = m.group(0)
-            digits = re.sub(r"\D", "", span)
-            if not digits or (len(digits) == 4 and _YEAR_ONLY.fullmatch(digits) and "," not in span):
+            key = answer_key(span, "number")
+            if not re.search(r"\d", span) or (_YEAR_ONLY.fullmatch(key) and "," not in span):
                 continue
-            after = normalise(sent[m.end():m.end() + 16]).split()[:1]
+            tail = sent[m.end():m.end() + 16].lstrip()
+            after = normalise(tail).split()[:1]
+            unit = tail[:1] if _CJK.match(tail[:1]) else ""
             score = base + (2.0 if _near(sent, m.start(), cues, 40) else 0.0)
-            score += 2.0 if after and after[0] in lex.COUNT_WORDS else 0.0
+            counted = after and after[0] in lex.COUNT_WORDS
+            # A fraction of people is a rate or a share ("36.4 people per square mile"), not a count.
+            fraction = "." in key and (counted or unit in lex.COUNT_WORDS)
+            score += 2.0 if (counted or (unit and (unit in q.units or unit in lex.COUNT_WORDS))) and not fraction else 0.0
             score += 1.0 if ent and _near(sent, m.start(), ent, 40) else 0.0
-            if sent[m.end():m.end() + 3].strip().startswith(("%", "km", "sq", "/", "mi")):
+            if sent[m.end():m.end() + 3].strip().startswith(("%", "km", "sq", "/", "mi", "°")) or _RATE.match(tail):
                 score -= 3.0
-            out.append(Answer(span, answer_key(span, "number"), score, off + m.start()))
+            out.append(Answer(span, key, score, off + m.start()))
     return out
 
 

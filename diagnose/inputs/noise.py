@@ -12,9 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from diagnose.inputs import _lexicon as lex
 from diagnose.inputs.settings import InputSettings
 
 _TOKEN = re.compile(r"\S+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _NUMERIC = re.compile(r"^[\W_]*[-+]?[\d.,:/%]*\d[\d.,:/%]*[\W_]*$")
 BOILERPLATE = frozenset(
     """privacy policy cookie cookies terms use wikipedia disclaimers edit links talk tools sidebar
@@ -91,4 +93,33 @@ def noise_mask(
             relevance[i] < settings.weak_relevance or f.boilerplate > settings.boilerplate_share
         ):
             out[i] = True
+    return out
+
+
+def cjk_share(text: str) -> float:
+    """Share of the non-space characters of ``text`` that are CJK."""
+    chars = [c for c in text if not c.isspace()]
+    return sum(1 for c in chars if _CJK.match(c)) / len(chars) if chars else 0.0
+
+
+def lexical_relevance(question: str, text: str) -> float:
+    """Share 0..1 of the question's CJK content grams (character bigrams, or a
+    lone character between function characters) that occur in ``text``."""
+    grams = lex.cjk_grams(question)
+    return sum(1 for g in grams if g in text) / len(grams) if grams else 0.0
+
+
+def question_relevance(question: str, texts: list[str], cosine: np.ndarray, cjk_min: float = 0.3) -> np.ndarray:
+    """Relevance per document, ``(n,)`` float32.
+
+    The embedding cosine, except when the question is CJK (at least ``cjk_min``
+    of its characters): the embedder is English-only and puts every CJK text at
+    a similar middling cosine, so a CJK document is scored by
+    :func:`lexical_relevance` instead (non-CJK documents keep their cosine)."""
+    out = np.asarray(cosine, dtype=np.float32).copy()
+    if cjk_share(question) < cjk_min or not lex.cjk_grams(question):
+        return out
+    for i, text in enumerate(texts):
+        if cjk_share(text) >= cjk_min:
+            out[i] = lexical_relevance(question, text)
     return out

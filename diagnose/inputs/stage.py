@@ -23,7 +23,7 @@ from diagnose.inputs import centers as ctr
 from diagnose.inputs import conflict as cf
 from diagnose.inputs import layout
 from diagnose.inputs.instructions import instruction_conflicts
-from diagnose.inputs.noise import noise_mask, text_features
+from diagnose.inputs.noise import noise_mask, question_relevance, text_features
 from diagnose.inputs.settings import InputSettings
 from diagnose.report import Conflict, ConflictPair, DocumentView, GravityCenter, InputReport
 
@@ -57,7 +57,8 @@ def analyze_inputs(
     ids = [d.id for d in case.documents]
     vectors = embedder.encode(texts + [case.question])
     emb, qvec = vectors[:-1], vectors[-1]
-    relevance = (emb @ qvec).astype(np.float32) if texts else np.zeros(0, np.float32)
+    cosine = (emb @ qvec).astype(np.float32) if texts else np.zeros(0, np.float32)
+    relevance = question_relevance(case.question, texts, cosine)
 
     question = ans.parse_question(case.question)
     found = resolve_answers(question, texts)

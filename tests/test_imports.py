@@ -1,0 +1,33 @@
+"""Imports point one way: the engine never pulls in web or database code."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+ENGINE_MODULES = [
+    "diagnose", "diagnose.cli", "diagnose.pipeline", "diagnose.inputs", "diagnose.sampling.stage",
+    "diagnose.triage", "diagnose.html", "diagnose.models", "diagnose.case_file",
+]
+FORBIDDEN = ("litestar", "sqlalchemy", "alembic", "api")
+
+
+def test_engine_imports_no_web_or_database_code():
+    code = (
+        "import importlib, sys\n"
+        f"for m in {ENGINE_MODULES!r}: importlib.import_module(m)\n"
+        f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r})\n"
+        "print(','.join(bad))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""
+
+
+def test_public_api_names():
+    import diagnose
+
+    from diagnose import Case, diagnose_case, diagnose_inputs  # noqa: F401  (contract section 5)
+
+    assert callable(diagnose_inputs) and callable(diagnose_case)
+    for name in diagnose.__all__:
+        assert getattr(diagnose, name) is not None
