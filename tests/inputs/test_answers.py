@@ -36,3 +36,25 @@ def test_keys_and_normalisation():
     assert answer_key("February 8, 1900", "date") == "1900"
     assert answer_key("4,411", "number") == "4411"
     assert normalise("Beyoncé's  Jay-Z") == "beyonce s jay z"
+
+
+def test_decimals_scales_and_cjk_units_are_numbers():
+    assert answer_key("8848.86", "number") == "8848.86"
+    assert answer_key("2.70", "number") == "2.7"
+    assert answer_key("2.7 million", "number") == answer_key("2,700,000", "number") == "2700000"
+    assert answer_key("1.234.567", "number") == "1234567"
+    q = parse_question("珠穆朗玛峰的海拔是多少米？")
+    assert q.kind == "number" and q.units == "米"
+    best = candidates(q, "2020年中尼两国共同宣布其最新海拔高度为8848.86米。")[0]
+    assert (best.span, best.key) == ("8848.86", "8848.86")
+    assert candidates(q, "根据最新测量，其海拔高度为8611米。")[0].key == "8611"
+
+
+def test_english_decimals_that_are_rates_or_shares_do_not_win():
+    pop = parse_question("What is the population of Elkins?")
+    text = ("As of the census of 2010, there were 1,251 people residing in the city. The population "
+            "density was 479.7 people per square mile (185.1/km²). The city was 96.56% White.")
+    assert candidates(pop, text)[0].key == "1251"
+    table = "Historical population: 1990 1,243 12.2 % 2000 1,192 −4.1 % 2010 1,290 8.2 %"
+    assert all("." not in c.key or c.score < 0 for c in candidates(pop, table))
+    assert candidates(pop, "The town has 2.7 million inhabitants.")[0].key == "2700000"

@@ -30,3 +30,19 @@ def test_noise_mask_combines_relevance_answers_and_text():
     got = noise_mask(rel, answered, feats, S)
     # off-topic (below noise_relevance), weak and unanswered, number dump
     assert got.tolist() == [False, True, rel[2] < S.weak_relevance, True]
+
+
+def test_cjk_relevance_is_lexical_overlap_of_character_grams():
+    from diagnose.inputs.noise import lexical_relevance, question_relevance
+
+    q = "珠穆朗玛峰的海拔是多少米？"
+    on = "珠穆朗玛峰是喜马拉雅山脉的主峰。根据最新测量，其海拔高度为8611米。"
+    off = "北京烤鸭是北京的传统名菜，以色泽红艳、肉质细嫩而著称。"
+    assert lexical_relevance(q, on) == 1.0 and lexical_relevance(q, off) == 0.0
+    cosine = np.array([0.55, 0.58, 0.4], dtype=np.float32)
+    got = question_relevance(q, [on, off, PROSE], cosine)
+    # CJK documents are scored lexically, a non-CJK one keeps its cosine
+    assert got.tolist() == [1.0, 0.0, np.float32(0.4)]
+    assert question_relevance("What is the population of Pilzno?", [on, PROSE], cosine[:2]).tolist() == cosine[:2].tolist()
+    assert noise_mask(got, np.array([True, False, True]), [text_features(t) for t in (on, off, PROSE)], S).tolist() == [
+        False, True, False]

@@ -108,3 +108,23 @@ def test_chinese_case_works(real_embedder):
     pair = rep.conflict.pairs[0]
     assert pair.kind == "value_mismatch"
     assert pair.evidence in ('d0: "21893095" vs d1: "31893095"', 'd1: "31893095" vs d0: "21893095"')
+
+
+@pytest.mark.models
+def test_chinese_fixture_two_heights_conflict_and_off_topic_noise(real_embedder):
+    from pathlib import Path
+
+    from diagnose.case_file import load_case
+
+    case = load_case(Path(__file__).resolve().parents[2] / "fixtures" / "cases" / "chinese-language.yaml")
+    analysis = analyze_inputs(case, real_embedder, S)
+    _check_contract(analysis, case)
+    rep = analysis.report
+    assert sorted(c.documents for c in rep.gravity_centers) == [["d1"], ["d2"]]
+    assert {c.label for c in rep.gravity_centers} == {"8848.86", "8611"}
+    assert rep.noise_documents == ["d3"]
+    assert rep.conflict.detected
+    pair = rep.conflict.pairs[0]
+    assert pair.kind == "value_mismatch"
+    assert "8848.86" in pair.evidence and "8611" in pair.evidence
+    assert {v.id: v.answer for v in rep.documents} == {"d1": "8848.86", "d2": "8611", "d3": None}
