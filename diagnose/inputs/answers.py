@@ -40,6 +40,9 @@ _SCALE = {"thousand": 1000, "million": 10**6, "billion": 10**9}
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+|\s•\s")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _YEAR_ONLY = re.compile(_YEAR)
+_YEAR_RANGE = re.compile(rf"({_YEAR})\s*[–—-]\s*({_YEAR}|[0-9]{{2}})")
+#: A unit written before a number: an exponent ("km 2", "mi 2") follows it, not a count.
+_EXPONENT_UNIT = re.compile(r"(?:km|mi|ft|m)\s?$")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 #: The unit character after a CJK "how many / how much" (多少米, 几年, 多少人).
 _CJK_UNIT = re.compile(r"(?:多少|几)(?:个|位|座)?([\u3400-\u9fff])")
@@ -215,7 +218,13 @@ def _date_candidates(q: Question, text: str) -> list[Answer]:
             elif i > 0 and re.search(r"[–—-]\s*$", sent[matches[i - 1].end():m.start()]):
                 score += 0.5 if die else -0.5
             score -= 0.01 * i
-            out.append(Answer(m.group(0).strip(), answer_key(m.group(0), "date"), score, off + m.start()))
+            key = answer_key(m.group(0), "date")
+            years = _YEAR_RANGE.fullmatch(m.group(0).strip())
+            if die and years:
+                # "1568–1619" asked for a death is the range's end; "1568–92" ends in 1592.
+                end = years.group(2)
+                key = end if len(end) == 4 else years.group(1)[:2] + end
+            out.append(Answer(m.group(0).strip(), key, score, off + m.start()))
     return out
 
 
@@ -230,6 +239,10 @@ def _number_candidates(q: Question, text: str) -> list[Answer]:
             key = answer_key(span, "number")
             if not re.search(r"\d", span) or (_YEAR_ONLY.fullmatch(key) and "," not in span):
                 continue
+            if span in ("2", "3") and _EXPONENT_UNIT.search(sent[:m.start()]):
+                continue
+            if re.search(r"[+:]$|\d[-/]$", sent[:m.start()]) or re.match(r"[:/-]\d", sent[m.end():]):
+                continue  # a part of a time, a date or an offset ("UTC+5:30", "2022-01-07")
             tail = sent[m.end():m.end() + 16].lstrip()
             after = normalise(tail).split()[:1]
             unit = tail[:1] if _CJK.match(tail[:1]) else ""

@@ -126,3 +126,36 @@ def masses(assignment: list[int | None], weights: np.ndarray | None = None) -> n
             out[a] += 1.0 if weights is None else max(float(weights[i]), 1e-6)
     total = out.sum()
     return out / total if total > 0 else out
+
+
+def merge_agreeing_copies(
+    texts: list[str],
+    assignment: list[int | None],
+    spans: list[str | None],
+    duplicate_ratio: float,
+) -> list[int | None]:
+    """Join centers held apart only by answer extraction.
+
+    Two documents in different centers that are near-copies (word-sequence
+    similarity >= ``duplicate_ratio``) and each contain the other's answer span
+    state the same facts: their answers differ because a different mention won
+    in each, not because the texts disagree. Their centers merge. Centers are
+    renumbered as in :func:`assign_centers`.
+    """
+    from diagnose.inputs.conflict import word_ratio
+
+    k = 1 + max((a for a in assignment if a is not None), default=-1)
+    if k < 2:
+        return list(assignment)
+    pairs = []
+    for i in range(len(texts)):
+        for j in range(i + 1, len(texts)):
+            a, b = assignment[i], assignment[j]
+            if a is None or b is None or a == b or not spans[i] or not spans[j]:
+                continue
+            if spans[i] in texts[j] and spans[j] in texts[i] and word_ratio(texts[i], texts[j]) >= duplicate_ratio:
+                pairs.append((a, b, 1.0))
+    if not pairs:
+        return list(assignment)
+    comp = components(k, pairs)
+    return _number([comp[a] if a is not None else None for a in assignment])

@@ -68,6 +68,9 @@ def analyze_inputs(
     assignment = ctr.assign_centers(
         emb, keys, noise, settings.attach_similarity, settings.center_similarity
     )
+    assignment = ctr.merge_agreeing_copies(
+        texts, assignment, [a.span if a else None for a in found], settings.duplicate_ratio
+    )
     center_ids = [f"c{k + 1}" for k in range(1 + max((a for a in assignment if a is not None), default=-1))]
     weights = ctr.masses(assignment)
     members = [[i for i, a in enumerate(assignment) if a == k] for k in range(len(center_ids))]
@@ -149,7 +152,7 @@ def _conflict(texts, ids, emb, assignment, found, keys, weights, settings) -> Co
         ConflictPair(a=ids[p.a], b=ids[p.b], kind=p.kind, evidence=cf.quote((ids[p.a], ids[p.b]), list(p.spans)))
         for p in pairs
     ]
-    answered = len({keys[i] for i in range(len(keys)) if assignment[i] is not None and keys[i]})
+    answered = len({assignment[i] for i in range(len(keys)) if assignment[i] is not None and keys[i]})
     mismatches = sum(p.kind == "value_mismatch" for p in pairs)
     score = round(cf.conflict_score(weights, answered, mismatches), 4)
     return Conflict(detected=score >= settings.conflict_threshold, score=score, pairs=out)

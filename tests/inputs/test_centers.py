@@ -61,3 +61,14 @@ def test_without_any_answer_documents_group_by_embedding():
 def test_masses_are_weighted():
     m = masses([0, 0, 1, None], weights=np.array([1.0, 1.0, 2.0, 5.0]))
     np.testing.assert_allclose(m, [0.5, 0.5])
+
+
+def test_near_copies_that_each_hold_the_others_answer_share_a_center():
+    from diagnose.inputs.centers import merge_agreeing_copies
+
+    a = "The town had 4,411 residents in 2006, and 12 villages belong to the town of Pilzno today."
+    b = "The town had 4,411 residents in 2006, and 12 villages belong to the gmina of Pilzno now."
+    c = "The town had 9,000 residents in 2006, and 12 villages belong to the town of Pilzno today."
+    got = merge_agreeing_copies([a, b, c], [0, 1, 2], ["4,411", "12", "9,000"], 0.6)
+    assert got[0] == got[1] != got[2]
+    assert merge_agreeing_copies([a, c], [0, 1], ["4,411", "9,000"], 0.6) == [0, 1]
