@@ -48,6 +48,38 @@ class Backend(Protocol):
         """Prefill the prompt once; return a session of ``rows`` rows and logits FloatTensor[rows, V]."""
 
 
+class _SharedPrefixSession:
+    """Rows that attend to one stored prompt prefix plus their own suffix cache."""
+
+    def __init__(self, model: Any, prefix: list, prefix_len: int, device: str) -> None:
+        from transformers import DynamicCache
+
+        self._model = model
+        self._prefix = prefix
+        self._position = prefix_len
+        self._device = device
+        self._cache = DynamicCache(config=model.config)
+
+    @torch.inference_mode()
+    def advance(self, tokens: torch.Tensor) -> torch.Tensor:
+        rows = tokens.shape[0]
+        positions = torch.full((rows, 1), self._position, dtype=torch.long, device=self._device)
+        out = self._model(
+            input_ids=tokens.to(self._device).view(-1, 1),
+            position_ids=positions,
+            cache=self._cache,
+            use_cache=True,
+            shared_prefix=self._prefix,
+        )
+        self._cache = out.cache
+        self._position += 1
+        return out.logits[:, -1, :].float().cpu()
+
+    def keep(self, rows: torch.Tensor) -> None:
+        if self._cache.get_seq_length() > 0:  # before the first step there is no suffix yet
+            self._cache.batch_select_indices(rows.to(self._device))
+
+
 class _TransformersSession:
     def __init__(self, model: Any, cache: Any, device: str) -> None:
         self._model = model
@@ -105,6 +137,8 @@ class TransformersBackend:
         self.eos_token_ids = frozenset(eos)
         self.context_window = int(getattr(model.config, "max_position_embeddings", 0) or 0)
         self.counter = PromptCounter(tokenizer, self.context_window)
+        self.shared_prefix = False
+        """True when the model decodes with shared-prefix attention (no per-row prompt copies)."""
 
     @classmethod
     def load(cls, directory: Path, device: str, dtype: torch.dtype) -> "TransformersBackend":
@@ -115,7 +149,11 @@ class TransformersBackend:
             directory, dtype=dtype, local_files_only=True
         ).to(device)
         model.eval()
-        return cls(model, tokenizer, device)
+        backend = cls(model, tokenizer, device)
+        from diagnose.sampling.shared_prefix import install
+
+        backend.shared_prefix = install(model)
+        return backend
 
     def chat_ids(self, messages: Messages) -> list[int]:
         return self.counter.chat_ids(messages)
@@ -127,7 +165,7 @@ class TransformersBackend:
         return self.tokenizer.decode(list(ids), skip_special_tokens=True)
 
     @torch.inference_mode()
-    def start(self, prompt_ids: Sequence[int], rows: int) -> tuple[_TransformersSession, torch.Tensor]:
+    def start(self, prompt_ids: Sequence[int], rows: int) -> tuple[DecodeSession, torch.Tensor]:
         from transformers import DynamicCache
 
         ids = torch.tensor([list(prompt_ids)], dtype=torch.long, device=self.device)
@@ -135,8 +173,11 @@ class TransformersBackend:
         # logits_to_keep=1: the vocabulary projection only for the last prompt position.
         out = self.model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1)
         cache = out.cache
-        if rows > 1:
-            # One copy of the prefix KV per row; the prompt itself is encoded once.
-            cache.batch_repeat_interleave(rows)
         logits = out.logits[:, -1, :].float().cpu().expand(rows, -1)
+        if self.shared_prefix:
+            prefix = [(layer.keys, layer.values) for layer in cache.layers]
+            return _SharedPrefixSession(self.model, prefix, len(prompt_ids), self.device), logits
+        if rows > 1:
+            # Fallback for models without the attention interface: one prefix copy per row.
+            cache.batch_repeat_interleave(rows)
         return _TransformersSession(self.model, cache, self.device), logits
