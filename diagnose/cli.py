@@ -89,7 +89,7 @@ def bench() -> None:
 
 
 @bench.command("sampling")
-@click.option("--case", "case_path", type=click.Path(dir_okay=False, path_type=Path), help="Benchmark this case's prompt (default: a built-in 8-document RAG prompt).")
+@click.option("--case", "case_path", type=click.Path(dir_okay=False, path_type=Path), help="Benchmark this case's prompt (default: a built-in RAG prompt of about 3,000 tokens).")
 @click.option("--seeds", type=click.IntRange(1, 256), default=16, show_default=True, help="Samples per temperature.")
 @click.option("--temperatures", default="0.5,0.8,1.2", show_default=True, help="Comma-separated, each above 0.")
 @click.option("--max-new-tokens", type=click.IntRange(1, 4096), default=64, show_default=True)
@@ -126,16 +126,11 @@ def bench_sampling(case_path: Path | None, seeds: int, temperatures: str, max_ne
         result = run_bench(backend, case, on_phase=progress.phase)
     click.echo(
         f"prompt {result.prompt_tokens} tokens, {len(temps)} temperatures x {seeds} seeds, "
-        f"max_new_tokens {max_new_tokens}, device {backend.identity.get('device')}"
+        f"max_new_tokens {max_new_tokens}, device {backend.identity.get('device')}, "
+        f"shared-prefix attention {'on' if backend.shared_prefix else 'off'}"
     )
-    click.echo(
-        f"engine: {result.engine_seconds:.2f} s, {result.engine_tokens} tokens "
-        f"({result.engine_tokens / result.engine_seconds:.1f} tok/s)"
-    )
-    click.echo(
-        f"hf generate: {result.hf_seconds:.2f} s, {result.hf_tokens} tokens "
-        f"({result.hf_tokens / result.hf_seconds:.1f} tok/s)"
-    )
+    for row in result.table():
+        click.echo(row)
     click.echo(result.line())
 
 

@@ -4,6 +4,7 @@ A question is typed as ``date`` (when / what year / founded ...), ``number``
 (population / how many ...) or ``entity`` (who / what sport / where ...).
 Each document then yields scored candidate spans; the best one is the answer
 the document supports. Keys (:func:`answer_key`) are what centers group on.
+Entity candidates live in :mod:`diagnose.inputs.entities`.
 """
 
 from __future__ import annotations
@@ -193,7 +194,9 @@ def candidates(q: Question, text: str) -> list[Answer]:
     elif q.kind == "number":
         found = _number_candidates(q, text)
     else:
-        found = _entity_candidates(q, text)
+        from diagnose.inputs.entities import entity_candidates
+
+        found = entity_candidates(q, text)
     return sorted(found, key=lambda a: (-a.score, a.start))
 
 
@@ -256,69 +259,3 @@ def _number_candidates(q: Question, text: str) -> list[Answer]:
                 score -= 3.0
             out.append(Answer(span, key, score, off + m.start()))
     return out
-
-
-_NAME = r"((?:[A-Z][\w.'’&-]*)(?:\s+(?:[A-Z0-9][\w.'’&-]*|of|the|de|von|van|and|&)){0,4})"
-
-
-def _entity_candidates(q: Question, text: str) -> list[Answer]:
-    out: list[Answer] = []
-    lexicon = lex.CLASS_WORDS.get(q.head or "", ())
-    ent = _entity_norm(q).split()
-    if ent:
-        stem = [re.escape(w[:6]) + r"\w*" if len(w) > 6 else re.escape(w) for w in re.findall(r"\w+", q.entity or "")]
-        pat = re.compile(r"\W+".join(stem) + r"\s*\(\s*([^()]{2,60}?)\s*\)", re.IGNORECASE)
-        for m in pat.finditer(text):
-            qual = _clean_qualifier(m.group(1))
-            if qual:
-                typed = not lexicon or any(t in normalise(qual).split() or t == normalise(qual) for t in lexicon)
-                out.append(Answer(qual, normalise(qual), 3.0 if typed else 0.5, m.start(1)))
-    cues = lex.RELATION_CUES.get(q.head or "", ())
-    for off, sent in sentences(text):
-        base = _sentence_score(q, sent)
-        for cue in cues:
-            for m in re.finditer(cue + r"\s+(?:(?:[A-Z][a-z]+(?:an|ish|ese|ch)|[a-z][\w-]*)\s+){0,4}" + _NAME, sent):
-                name = _trim_name(m.group(1), ent)
-                if name:
-                    out.append(Answer(name, normalise(name), 2.0 + 0.25 * base, off + m.start(1)))
-    if lexicon:
-        low = normalise(text)
-        taken: list[tuple[int, int]] = []
-        for term in sorted(lexicon, key=lambda t: (-len(t), t)):
-            for m in re.finditer(rf"\b{re.escape(term)}\b", low):
-                if any(a <= m.start() < b for a, b in taken):
-                    continue
-                taken.append((m.start(), m.end()))
-                near = _near(low, m.start(), ent, 80) if ent else False
-                out.append(Answer(term, term, 1.0 + 0.5 * near + 0.1 * term.count(" "), m.start()))
-    return out
-
-
-def _trim_name(name: str, entity_words: list[str]) -> str:
-    words = name.split()
-    cut = list(words)
-    for i, w in enumerate(words):
-        if normalise(w) in entity_words and i > 0:
-            cut = words[:i]
-            break
-    while cut and cut[-1].lower() in ("of", "the", "de", "von", "van", "and", "&"):
-        cut.pop()
-    text = " ".join(cut).strip(" .,'’")
-    return "" if not text or normalise(text) in (" ".join(entity_words), "") else text
-
-
-def _entity_norm(q: Question) -> str:
-    return normalise(q.entity) if q.entity else ""
-
-
-def _clean_qualifier(qual: str) -> str:
-    qual = qual.split(",")[0]
-    if re.search(r"\d", qual) and not re.fullmatch(r"\s*\d{4}s?\s+[^\d]+|[^\d]+\s+\d{4}s?\s*", qual):
-        return ""
-    words = re.findall(r"[\w'’.&-]+", qual)
-    while words and normalise(words[-1]) in lex.GENERIC_QUALIFIERS:
-        words.pop()
-    while words and normalise(words[0]) in lex.GENERIC_QUALIFIERS:
-        words.pop(0)
-    words = [w for w in words if not re.fullmatch(r"\d{4}s?", w)]
-    return " ".join(words).strip(" .,-")

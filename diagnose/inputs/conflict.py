@@ -111,15 +111,36 @@ def pair_evidence(
     return out
 
 
-def conflict_score(center_masses: np.ndarray, answered_centers: int, mismatches: int) -> float:
-    """Calibrated 0..1: 0 for one center, rising with the split and the evidence.
+def conflict_score(
+    center_sizes: list[int], answered: list[bool], mismatches: int, n_docs: int, confirming: int
+) -> float:
+    """Calibrated 0..1 belief that the documents support two or more answers.
 
-    center_masses: ``(k,)`` summing to 1. ``answered_centers``: centers that
-    carry an extracted answer; ``mismatches``: value_mismatch pairs found.
+    center_sizes: documents per center; answered: per center, whether it
+    carries an extracted answer; mismatches: value_mismatch pairs found;
+    n_docs: all documents, noise included; confirming: documents that state
+    the single center's answer (used when there is at most one center).
+
+    Tiers, from strong to weak evidence:
+    - two or more answered centers: 0.7, plus 0.1 each for a quoted value
+      mismatch, a third answered center, and corroboration (the share of
+      answered documents that another document agrees with; lone, unconfirmed
+      answers are where extraction errors hide);
+    - two or more centers without two answers: 0.45 rising to 0.6 with the
+      number of centers (apart by similarity only);
+    - one center (or none): consensus only as far as documents confirm it;
+      each document that does not state the answer leaves room for a missed
+      one: ``0.6 * (1 - exp(-unconfirmed / 3))``.
     """
-    m = np.asarray(center_masses, dtype=np.float64)
-    if m.size < 2:
-        return 0.05 * min(mismatches, 1)
-    split = min(1.0, (1.0 - float(m.max())) * 2.0)
-    evidence = min(1.0, 0.5 * max(answered_centers - 1, 0) + 0.5 * min(mismatches, 1))
-    return float(np.clip(0.5 + 0.25 * split + 0.25 * evidence, 0.0, 1.0))
+    k = len(center_sizes)
+    with_answer = [s for s, a in zip(center_sizes, answered) if a]
+    if len(with_answer) >= 2:
+        docs = sum(with_answer)
+        corroborated = (docs - len(with_answer)) / docs if docs else 0.0
+        score = 0.7 + 0.1 * min(mismatches, 1) + 0.1 * (len(with_answer) >= 3) + 0.1 * corroborated
+    elif k >= 2:
+        score = 0.45 + 0.05 * min(k - 2, 3) + 0.05 * min(mismatches, 1)
+    else:
+        unconfirmed = max(n_docs - confirming, 0)
+        score = 0.6 * (1.0 - float(np.exp(-unconfirmed / 3.0)))
+    return float(np.clip(score, 0.0, 1.0))

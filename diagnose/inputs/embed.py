@@ -51,6 +51,13 @@ class CachedEmbedder:
         self.name = name or _model_name(model)
         self._dir = Path(cache_dir) / "embeddings" if cache_dir is not None else None
         self._memory: dict[str, np.ndarray] = {}
+        self.embedded = 0
+        """Texts sent to the model so far (cache misses)."""
+
+    @property
+    def model(self) -> Any:
+        """The wrapped model (for timing it alone)."""
+        return self._model
 
     def _key(self, text: str) -> str:
         return hashlib.sha256(f"{self.name}\x00{text}".encode("utf-8")).hexdigest()
@@ -85,6 +92,7 @@ class CachedEmbedder:
             if key not in found and key not in missing:
                 missing[key] = text
         if missing:
+            self.embedded += len(missing)
             vectors = self._model.encode(
                 list(missing.values()), batch_size=self.batch_size,
                 convert_to_numpy=True, show_progress_bar=False,

@@ -72,28 +72,50 @@ def noise_mask(
     answered: np.ndarray,
     features: list[TextFeatures],
     settings: InputSettings,
+    isolation: np.ndarray | None = None,
 ) -> np.ndarray:
     """Decide noise per document.
 
     relevance: ``(n,)`` float32 cosine of each document to the question.
     answered: ``(n,)`` bool, whether an answer span was extracted.
+    isolation: ``(n,)`` float32, each document's highest cosine to another
+    document of the case (None: not used).
     Returns ``(n,)`` bool. A document is noise when it is unusable, when its
     relevance is below ``noise_relevance``, or when it has no answer and is
-    either weakly relevant or boilerplate.
+    boilerplate, isolated (unlike every other document: below
+    ``isolated_similarity``), or weakly relevant (below ``weak_relevance``)
+    without a close neighbour (below ``attach_similarity``).
     """
     relevance = np.asarray(relevance, dtype=np.float32)
     answered = np.asarray(answered, dtype=bool)
     if relevance.shape != answered.shape or relevance.shape[0] != len(features):
         raise ValueError("relevance, answered and features must have one entry per document")
-    out = np.zeros(relevance.shape[0], dtype=bool)
+    n = relevance.shape[0]
+    known = isolation is not None and n >= 2
+    near = np.asarray(isolation, np.float32) if known else np.zeros(n, np.float32)
+    out = np.zeros(n, dtype=bool)
     for i, f in enumerate(features):
         if unusable(f, settings) or relevance[i] < settings.noise_relevance:
             out[i] = True
         elif not answered[i] and (
-            relevance[i] < settings.weak_relevance or f.boilerplate > settings.boilerplate_share
+            f.boilerplate > settings.boilerplate_share
+            or (known and near[i] < settings.isolated_similarity)
+            or (relevance[i] < settings.weak_relevance and near[i] < settings.attach_similarity)
         ):
             out[i] = True
     return out
+
+
+def isolation(emb: np.ndarray) -> np.ndarray:
+    """Each row's highest cosine to another row, ``(n,)`` float32 (1.0 when n < 2).
+
+    emb: ``(n, d)`` float32 unit rows."""
+    n = emb.shape[0]
+    if n < 2:
+        return np.ones(n, np.float32)
+    sims = (emb @ emb.T).astype(np.float32)
+    np.fill_diagonal(sims, -1.0)
+    return sims.max(axis=1)
 
 
 def cjk_share(text: str) -> float:

@@ -16,7 +16,9 @@ class InputSettings:
     attach_similarity: float = 0.5
     """A document with no answer joins the most similar answered document's center at or above this."""
     weak_relevance: float = 0.3
-    """An unanswered document below this relevance (or boilerplate) is noise."""
+    """An unanswered document below this relevance, with no neighbour at ``attach_similarity``, is noise."""
+    isolated_similarity: float = 0.45
+    """An unanswered document whose highest cosine to any other document is below this is noise."""
     numeric_share: float = 0.45
     """A document whose tokens are more than this share numbers is a number dump."""
     garbled_share: float = 0.15

@@ -2,8 +2,9 @@
 
 Steps, in order:
 1. embed the documents and the question (the only model call);
-2. type the question and extract each document's answer span;
-3. mark noise (unusable text, off-topic, unanswered boilerplate);
+2. type the question and extract each document's answer span (near-ties go
+   to the answer other documents corroborate, edited copies keep theirs);
+3. mark noise (unusable text, off-topic, unanswered boilerplate or isolated);
 4. group non-noise documents into gravity centers, one answer per center;
 5. quote the evidence between centers and score the conflict;
 6. fill the per-document view and the prompt layout facts.
@@ -23,7 +24,7 @@ from diagnose.inputs import centers as ctr
 from diagnose.inputs import conflict as cf
 from diagnose.inputs import layout
 from diagnose.inputs.instructions import instruction_conflicts
-from diagnose.inputs.noise import noise_mask, question_relevance, text_features
+from diagnose.inputs.noise import isolation, noise_mask, question_relevance, text_features
 from diagnose.inputs.settings import InputSettings
 from diagnose.report import Conflict, ConflictPair, DocumentView, GravityCenter, InputReport
 
@@ -61,9 +62,10 @@ def analyze_inputs(
     relevance = question_relevance(case.question, texts, cosine)
 
     question = ans.parse_question(case.question)
-    found = resolve_answers(question, texts)
+    found = resolve_answers(question, texts, duplicate_ratio=settings.duplicate_ratio)
     features = [text_features(t) for t in texts]
-    noise = noise_mask(relevance, np.array([a is not None for a in found], bool), features, settings)
+    answered = np.array([a is not None for a in found], bool)
+    noise = noise_mask(relevance, answered, features, settings, isolation(emb))
     keys = ctr.merge_keys([a.key if a and not noise[i] else None for i, a in enumerate(found)])
     assignment = ctr.assign_centers(
         emb, keys, noise, settings.attach_similarity, settings.center_similarity
@@ -106,15 +108,39 @@ def analyze_inputs(
     return InputAnalysis(report, emb, qvec, center_answers)
 
 
-def resolve_answers(question: ans.Question, texts: list[str], strong: float = 2.0) -> list[ans.Answer | None]:
-    """Each document's answer: its best typed candidate, unless that is weak
-    (score below ``strong``) and unique to it while the document mentions an
-    answer another document states strongly; documents without a candidate
-    take the earliest answer of another document that they mention."""
-    own = []
-    for text in texts:
-        cands = [c for c in ans.candidates(question, text) if c.score > 0 and c.key]
-        own.append(cands[0] if cands else None)
+def resolve_answers(
+    question: ans.Question,
+    texts: list[str],
+    strong: float = 2.0,
+    margin: float = 2.0,
+    duplicate_ratio: float = 0.6,
+) -> list[ans.Answer | None]:
+    """Each document's answer: its best typed candidate, with two corrections.
+
+    - Consensus: when the best answer is unique to the document but another of
+      its candidates, scoring within ``margin`` of the best, is another
+      document's best answer, the shared one wins (the spans are near-ties;
+      the one other documents corroborate is the likelier reading) - unless
+      the document is a near-copy (word-sequence similarity at least
+      ``duplicate_ratio``) of such a document that differs from it in exactly
+      its own answer: an edited copy that changed this value states a
+      conflicting claim.
+    - A weak answer (score below ``strong``) unique to the document gives way
+      to an answer another document states strongly that the document
+      mentions; documents without a candidate take the earliest answer of
+      another document that they mention.
+    """
+    ranked = [[c for c in ans.candidates(question, text) if c.score > 0 and c.key] for text in texts]
+    own = [cands[0] if cands else None for cands in ranked]
+    support = Counter(a.key for a in own if a)
+    for i, cands in enumerate(ranked):
+        mine = own[i]
+        if mine is None or support[mine.key] > 1:
+            continue
+        shared = [c for c in cands if c.key != mine.key and support[c.key] >= 1 and c.score >= mine.score - margin]
+        shared = [c for c in shared if not _edited_copy(texts, own, i, c.key, duplicate_ratio)]
+        if shared:
+            own[i] = shared[0]
     support = Counter(a.key for a in own if a)
     known = sorted({a.key: a for a in own if a and a.score >= strong}.values(), key=lambda a: a.key)
     known_any = sorted({a.key: a for a in own if a}.values(), key=lambda a: a.key)
@@ -129,6 +155,17 @@ def resolve_answers(question: ans.Question, texts: list[str], strong: float = 2.
                 mine = min(hits, key=lambda h: (h[0], h[1].key))[1]
         out.append(mine)
     return out
+
+
+def _edited_copy(texts: list[str], own: list, i: int, key: str, duplicate_ratio: float) -> bool:
+    """Whether document ``i`` is a near-copy of a document answering ``key``
+    whose aligned differences include ``i``'s own answer span."""
+    span = f" {ans.normalise(own[i].span)} "
+    return any(
+        a is not None and a.key == key and cf.word_ratio(texts[i], texts[j]) >= duplicate_ratio
+        and any(span in f" {ans.normalise(x)} " for x, _ in cf.differing_spans(texts[i], texts[j], max_spans=8))
+        for j, a in enumerate(own) if j != i
+    )
 
 
 def _answer_strings(a: ans.Answer | None, key: str | None) -> list[str]:
@@ -152,9 +189,12 @@ def _conflict(texts, ids, emb, assignment, found, keys, weights, settings) -> Co
         ConflictPair(a=ids[p.a], b=ids[p.b], kind=p.kind, evidence=cf.quote((ids[p.a], ids[p.b]), list(p.spans)))
         for p in pairs
     ]
-    answered = len({assignment[i] for i in range(len(keys)) if assignment[i] is not None and keys[i]})
+    k = len(weights)
+    sizes = [sum(1 for a in assignment if a == c) for c in range(k)]
+    answered = [any(keys[i] for i, a in enumerate(assignment) if a == c) for c in range(k)]
+    confirming = sum(1 for i, a in enumerate(assignment) if a is not None and keys[i]) if k <= 1 else 0
     mismatches = sum(p.kind == "value_mismatch" for p in pairs)
-    score = round(cf.conflict_score(weights, answered, mismatches), 4)
+    score = round(cf.conflict_score(sizes, answered, mismatches, len(texts), confirming), 4)
     return Conflict(detected=score >= settings.conflict_threshold, score=score, pairs=out)
 
 

@@ -11,9 +11,10 @@ for unit tests.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Iterator, Protocol, Sequence
 
 import torch
 
@@ -154,6 +155,20 @@ class TransformersBackend:
 
         backend.shared_prefix = install(model)
         return backend
+
+    @contextmanager
+    def plain_attention(self) -> Iterator[None]:
+        """Temporarily use stock SDPA attention (for baselines such as HF ``generate``)."""
+        if not self.shared_prefix:
+            yield
+            return
+        from diagnose.sampling.shared_prefix import NAME
+
+        self.model.set_attn_implementation("sdpa")
+        try:
+            yield
+        finally:
+            self.model.set_attn_implementation(NAME)
 
     def chat_ids(self, messages: Messages) -> list[int]:
         return self.counter.chat_ids(messages)

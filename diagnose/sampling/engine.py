@@ -16,6 +16,7 @@ Steps, in order, for each generated position:
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -52,6 +53,17 @@ class Trace:
     finish_reason: str = "length"
 
 
+@dataclass
+class DecodeStats:
+    """Where decoding time went (filled in when passed to :func:`decode_rows`)."""
+
+    prefill_seconds: float = 0.0
+    decode_seconds: float = 0.0
+    forward_passes: int = 0
+    row_steps: int = 0
+    """Sum over steps of the rows still decoding: the work actually done."""
+
+
 def rows_for(spec: SamplingSpec) -> list[Row]:
     """All (temperature, seed) rows of a case, temperature-major."""
     return [Row(t, seed) for t in spec.temperatures for seed in range(spec.seeds)]
@@ -64,8 +76,10 @@ def decode_rows(
     rows: Sequence[Row],
     spec: SamplingSpec,
     on_step: StepCallback | None = None,
+    stats: DecodeStats | None = None,
 ) -> list[Trace]:
     """Decode every row from one shared prefill of ``prompt_ids``."""
+    stats = stats if stats is not None else DecodeStats()
     if not rows:
         return []
     traces = [Trace(row) for row in rows]
@@ -77,7 +91,10 @@ def decode_rows(
     prompt = torch.tensor(list(prompt_ids), dtype=torch.long)
     needs_history = spec.repetition_penalty != 1.0
 
+    started = time.perf_counter()
     session, logits = backend.start(prompt_ids, len(rows))
+    stats.prefill_seconds += time.perf_counter() - started
+    started = time.perf_counter()
     live = list(range(len(rows)))  # trace index of each batch position
     for position in range(spec.max_new_tokens):
         raw_logprobs = torch.log_softmax(logits, dim=-1)
@@ -94,6 +111,7 @@ def decode_rows(
             chosen[batch_pos] = pipeline.sample(processed, [generators[live[p]] for p in batch_pos])
 
         still: list[int] = []
+        stats.row_steps += len(live)
         for p, i in enumerate(live):
             token = int(chosen[p])
             trace = traces[i]
@@ -115,12 +133,14 @@ def decode_rows(
             on_step(position + 1, len(still))
         if not still or position + 1 == spec.max_new_tokens:
             break
+        stats.forward_passes += 1
         if len(still) < len(live):
             keep = torch.tensor(still, dtype=torch.long)
             session.keep(keep)
             chosen = chosen[keep]
             live = [live[p] for p in still]
         logits = session.advance(chosen)
+    stats.decode_seconds += time.perf_counter() - started
     return traces
 
 

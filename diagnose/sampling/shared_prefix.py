@@ -63,13 +63,16 @@ def shared_prefix_attention(
     suffix_scores = torch.matmul(q_rows, key.transpose(2, 3)) * scale  # (B, kvh, g, S)
     suffix_scores = suffix_scores.permute(1, 0, 2, 3).reshape(kv_heads, batch * group, -1)
 
-    probs = torch.softmax(torch.cat([prefix_scores, suffix_scores], dim=-1).float(), dim=-1)
-    probs = probs.to(query.dtype)
-    prefix_len = prefix_keys.shape[2]
-    out = torch.bmm(probs[..., :prefix_len], prefix_values[0])  # (kvh, B*g, d)
-    suffix_probs = probs[..., prefix_len:].reshape(kv_heads, batch, group, -1).permute(1, 0, 2, 3)
-    out_suffix = torch.matmul(suffix_probs, value)  # (B, kvh, g, d)
+    # One softmax over both blocks, without concatenating them: a joint max and normaliser.
+    top = torch.maximum(prefix_scores.amax(dim=-1, keepdim=True), suffix_scores.amax(dim=-1, keepdim=True))
+    prefix_weights = torch.exp(prefix_scores - top)
+    suffix_weights = torch.exp(suffix_scores - top)
+    total = prefix_weights.sum(dim=-1, keepdim=True) + suffix_weights.sum(dim=-1, keepdim=True)
+    out = torch.bmm(prefix_weights, prefix_values[0])  # (kvh, B*g, d)
+    suffix_weights = suffix_weights.reshape(kv_heads, batch, group, -1).permute(1, 0, 2, 3)
+    out_suffix = torch.matmul(suffix_weights, value)  # (B, kvh, g, d)
     out = out.reshape(kv_heads, batch, group, dim).permute(1, 0, 2, 3) + out_suffix
+    out = out / total.reshape(kv_heads, batch, group, 1).permute(1, 0, 2, 3)
     return out.reshape(batch, heads, 1, dim).transpose(1, 2).contiguous(), None
 
 

@@ -1,0 +1,203 @@
+"""Benchmark the input stage over a folder of cases: reports, score, throughput.
+
+Three timed passes over the same cases:
+
+1. **raw encoder** — the bare model's ``encode`` over every document and
+   question text of the cases in one batched call (no cache, no analysis):
+   the baseline;
+2. **cold stage** — the full input stage with an empty embedding cache (a
+   fresh temporary directory): all cases' texts are embedded up front in one
+   batched call through the :class:`~diagnose.inputs.embed.CachedEmbedder`,
+   then each case is analysed (its embeddings now hit the cache);
+3. **warm stage** — the same again with a new embedder on the same cache
+   directory: nothing is re-embedded (``warm_embedded=0``).
+
+``ratio`` is ``stage_s / raw_encoder_s`` (1.0: the stage costs what the
+encoder alone costs). Report writing and scoring are outside the timings.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+import msgspec
+
+from diagnose.case import Case, case_from_dict
+from diagnose.inputs.settings import InputSettings
+from diagnose.inputs.stage import InputAnalysis, analyze_inputs
+from diagnose.report import write_atomic
+
+if TYPE_CHECKING:
+    from diagnose.inputs.embed import CachedEmbedder
+
+#: The RAMDocs scorer shipped beside the project (run as a subprocess when present).
+DEFAULT_SCORER = Path(__file__).resolve().parents[3] / "shared" / "eval" / "score_ramdocs.py"
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class InputsBenchResult:
+    cases: int
+    docs: int
+    texts: int
+    """Document and question texts (the raw encoder's input)."""
+    stage_s: float
+    """Cold input stage over all cases: batched embedding + per-case analysis."""
+    embed_s: float
+    """The batched embedding part of ``stage_s``."""
+    raw_encoder_s: float
+    warm_s: float
+    cold_embedded: int
+    """Distinct texts the cold run sent to the model."""
+    warm_embedded: int
+    """Texts the warm run sent to the model (0 when the cache works)."""
+    reports: list[Path]
+    score_line: str | None = None
+    score_output: str = ""
+
+    @property
+    def ratio(self) -> float:
+        return self.stage_s / self.raw_encoder_s if self.raw_encoder_s > 0 else float("inf")
+
+    @property
+    def cases_per_s(self) -> float:
+        return self.cases / self.stage_s if self.stage_s > 0 else float("inf")
+
+    def lines(self) -> list[str]:
+        """Printable summary; the last line is machine-readable (``INPUTS ...``)."""
+        out = [
+            f"raw encoder   {self.texts} texts in {self.raw_encoder_s:.2f}s",
+            f"cold stage    {self.stage_s:.2f}s (embed {self.embed_s:.2f}s of {self.cold_embedded} distinct texts, "
+            f"analysis {self.stage_s - self.embed_s:.2f}s)",
+            f"warm stage    {self.warm_s:.2f}s ({self.warm_embedded} texts re-embedded)",
+        ]
+        if self.reports:
+            out.append(f"reports       {len(self.reports)} in {self.reports[0].parent}")
+        if self.score_line:
+            out.append(self.score_line)
+        out.append(
+            f"INPUTS cases={self.cases} docs={self.docs} stage_s={self.stage_s:.3f} "
+            f"raw_encoder_s={self.raw_encoder_s:.3f} ratio={self.ratio:.3f} warm_s={self.warm_s:.3f} "
+            f"cases_per_s={self.cases_per_s:.2f}"
+        )
+        return out
+
+
+def load_cases(case_paths: list[Path]) -> list[Case]:
+    """Parse contract case files (JSON), in the given order."""
+    return [case_from_dict(json.loads(Path(p).read_text("utf-8"))) for p in case_paths]
+
+
+def case_texts(case: Case) -> list[str]:
+    """The texts the input stage embeds for ``case``: its documents, then its question."""
+    return [d.text for d in case.documents] + [case.question]
+
+
+def report_dict(case: Case, analysis: InputAnalysis) -> dict[str, Any]:
+    """The contract report of an input-stage-only run."""
+    return {
+        "case_id": case.id,
+        "verdict": "ok",
+        "input": msgspec.to_builtins(analysis.report),
+        "findings": [],
+        "environment": {},
+    }
+
+
+def run_stage(cases: list[Case], embedder: "CachedEmbedder", settings: InputSettings) -> tuple[list[InputAnalysis], float]:
+    """Embed all cases' texts in one batched call, then analyse each case.
+
+    Returns the analyses and the seconds the batched embedding took."""
+    started = time.perf_counter()
+    embedder.encode([t for c in cases for t in case_texts(c)])
+    embed_s = time.perf_counter() - started
+    return [analyze_inputs(c, embedder, settings) for c in cases], embed_s
+
+
+def run_inputs_bench(
+    case_paths: list[Path],
+    out_dir: Path | None,
+    embedder_factory: Callable[[Path], "CachedEmbedder"],
+    settings: InputSettings,
+    truth: Path | None = None,
+    on_case: Callable[[str, dict[str, Any]], None] | None = None,
+    scorer: Path | None = DEFAULT_SCORER,
+) -> InputsBenchResult:
+    """Benchmark the input stage (see the module docstring).
+
+    ``embedder_factory(cache_dir)`` returns a fresh CachedEmbedder caching
+    under ``cache_dir``. Reports go to ``out_dir/<case_id>.json`` (a temporary
+    folder when ``out_dir`` is None and ``truth`` is given, else none are
+    written). With ``truth`` and an existing ``scorer`` script, the reports are
+    scored in a subprocess and its ``SCORE`` line kept. ``on_case(case_id,
+    report)`` is called after each report is built.
+    """
+    cases = load_cases(case_paths)
+    texts = [t for c in cases for t in case_texts(c)]
+    with tempfile.TemporaryDirectory(prefix="diagnose-bench-") as tmp:
+        cache = Path(tmp) / "cache"
+        cold = embedder_factory(cache)
+        model = cold.model
+        _encode_raw(model, ["warm up the encoder"], cold.batch_size)  # first-call set-up, for neither pass
+        started = time.perf_counter()
+        _encode_raw(model, texts, cold.batch_size)
+        raw_s = time.perf_counter() - started
+
+        started = time.perf_counter()
+        analyses, embed_s = run_stage(cases, cold, settings)
+        stage_s = time.perf_counter() - started
+
+        warm = embedder_factory(cache)
+        started = time.perf_counter()
+        run_stage(cases, warm, settings)
+        warm_s = time.perf_counter() - started
+
+        written: list[Path] = []
+        target = out_dir if out_dir is not None else (Path(tmp) / "reports" if truth else None)
+        for case, analysis in zip(cases, analyses):
+            report = report_dict(case, analysis)
+            if target is not None:
+                path = Path(target) / f"{case.id}.json"
+                write_atomic(path, json.dumps(report, ensure_ascii=False, indent=1))
+                written.append(path)
+            if on_case is not None:
+                on_case(case.id, report)
+        score_line, score_output = None, ""
+        if truth is not None and target is not None and scorer is not None and Path(scorer).is_file():
+            score_line, score_output = score_reports(Path(scorer), Path(truth), Path(target))
+        return InputsBenchResult(
+            cases=len(cases),
+            docs=sum(len(c.documents) for c in cases),
+            texts=len(texts),
+            stage_s=stage_s,
+            embed_s=embed_s,
+            raw_encoder_s=raw_s,
+            warm_s=warm_s,
+            cold_embedded=cold.embedded,
+            warm_embedded=warm.embedded,
+            reports=written if out_dir is not None else [],
+            score_line=score_line,
+            score_output=score_output,
+        )
+
+
+def score_reports(scorer: Path, truth: Path, report_dir: Path) -> tuple[str | None, str]:
+    """Run ``scorer TRUTH REPORTDIR`` from the project root; its last ``SCORE`` line and output."""
+    proc = subprocess.run(
+        [sys.executable, str(scorer), str(truth), str(report_dir)],
+        cwd=_ROOT, capture_output=True, text=True, check=False,
+    )
+    output = proc.stdout + proc.stderr
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("SCORE ")]
+    return (lines[-1] if lines else None), output
+
+
+def _encode_raw(model: Any, texts: list[str], batch_size: int) -> None:
+    model.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
