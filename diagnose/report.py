@@ -119,6 +119,9 @@ class TemperatureRun(msgspec.Struct, kw_only=True):
     entropy_by_position: list[float] = []
     """Extension: mean sampled-distribution entropy at each generated position."""
     bifurcations: list[Bifurcation] = []
+    temperature_last_divergence: float = 0.0
+    """Extension: share of generated positions where applying temperature last
+    (llama.cpp, Ollama) would have kept a different candidate set."""
 
 
 class SamplingReport(msgspec.Struct, kw_only=True):

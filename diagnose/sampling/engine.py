@@ -87,6 +87,10 @@ def decode_rows(
         t: build_pipeline(t, spec.top_k, spec.top_p, spec.repetition_penalty)
         for t in sorted({row.temperature for row in rows})
     }
+    # Temperature applied last (llama.cpp, Ollama) leaves the candidate set of
+    # truncating the untempered logits; compared at every step of sampled rows.
+    truncates = spec.top_k > 0 or spec.top_p < 1.0
+    temperature_last = build_pipeline(1.0, spec.top_k, spec.top_p, spec.repetition_penalty)
     generators = [torch.Generator().manual_seed(row.generator_seed) for row in rows]
     prompt = torch.tensor(list(prompt_ids), dtype=torch.long)
     needs_history = spec.repetition_penalty != 1.0
@@ -101,6 +105,7 @@ def decode_rows(
         top2 = raw_logprobs.topk(2, dim=-1)
         chosen = torch.empty(len(live), dtype=torch.long)
         entropies = torch.empty(len(live))
+        order_differs = torch.zeros(len(live), dtype=torch.bool)
         for temperature, pipeline in pipelines.items():
             batch_pos = [p for p, i in enumerate(live) if rows[i].temperature == temperature]
             if not batch_pos:
@@ -109,6 +114,9 @@ def decode_rows(
             processed = pipeline(history, logits[batch_pos])
             entropies[batch_pos] = entropy_nats(processed)
             chosen[batch_pos] = pipeline.sample(processed, [generators[live[p]] for p in batch_pos])
+            if truncates and not pipeline.greedy and temperature != 1.0:
+                other = torch.isfinite(temperature_last(history, logits[batch_pos]))
+                order_differs[batch_pos] = (other != torch.isfinite(processed)).any(dim=-1)
 
         still: list[int] = []
         stats.row_steps += len(live)
@@ -122,6 +130,7 @@ def decode_rows(
                     entropy=float(entropies[p]),
                     top2_tokens=(int(top2.indices[p, 0]), int(top2.indices[p, 1])),
                     top2_probs=(float(top2.values[p, 0].exp()), float(top2.values[p, 1].exp())),
+                    temperature_last_differs=bool(order_differs[p]),
                 )
             )
             if token in backend.eos_token_ids:

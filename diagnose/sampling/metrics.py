@@ -36,6 +36,7 @@ __all__ = [
     "repetition_rate",
     "semantic_entropy",
     "truncation_rate",
+    "order_divergence",
 ]
 
 #: The key of ``center_pull`` for samples that follow no gravity center.
@@ -56,6 +57,9 @@ class StepRecord:
     """The two most likely token ids of the raw distribution, most likely first."""
     top2_probs: tuple[float, float]
     """Their raw probabilities, in the same order."""
+    temperature_last_differs: bool = False
+    """Whether applying temperature last (llama.cpp, Ollama) would keep a different
+    candidate set than this step's order (temperature before top-k/top-p)."""
 
 
 class Bifurcation(NamedTuple):
@@ -242,3 +246,13 @@ def bifurcations(
             else:
                 group[i] = -1 - i  # finished: never grouped again
     return results
+
+
+def order_divergence(samples: Sequence[Sequence[StepRecord]]) -> float:
+    """Share of all generated positions where a temperature-last sampler order
+    (llama.cpp, Ollama) would have kept a different candidate set. Reads the
+    processed distribution under both orders, as recorded by the engine."""
+    steps = [step for sample in samples for step in sample]
+    if not steps:
+        return 0.0
+    return sum(step.temperature_last_differs for step in steps) / len(steps)

@@ -97,6 +97,7 @@ def measure_run(
         first_tokens=_first_token_counts(backend, first_tokens),
         entropy_by_position=_entropy_by_position(traces),
         bifurcations=_bifurcations(backend, traces),
+        temperature_last_divergence=round(metrics.order_divergence([tr.steps for tr in traces]), 4),
     )
 
 

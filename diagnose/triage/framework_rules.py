@@ -28,12 +28,23 @@ def sampler_portability(ctx: TriageContext) -> Flag | None:
         notes["Hugging Face"] = "temperature 0 with do_sample=True raises; use do_sample=False"
     if not notes:
         return None
+    measured = {
+        str(run.temperature): run.temperature_last_divergence for run in ctx.runs_by_temperature()
+    }
+    limit = ctx.thresholds.framework_divergence_warn
+    material = any(share >= limit for share in measured.values())
+    evidence = {
+        "sampling": {"temperatures": spec.temperatures, "top_k": spec.top_k,
+                     "top_p": spec.top_p, "repetition_penalty": spec.repetition_penalty},
+        "measured_with": "Hugging Face order: penalty → temperature → top-k → top-p",
+        "differences": notes,
+    }
+    if measured:
+        evidence["temperature_last_divergence"] = measured
+        evidence["threshold"] = limit
     return Flag(
-        "info",
-        {"sampling": {"temperatures": spec.temperatures, "top_k": spec.top_k,
-                      "top_p": spec.top_p, "repetition_penalty": spec.repetition_penalty},
-         "measured_with": "Hugging Face order: penalty → temperature → top-k → top-p",
-         "differences": notes},
+        "warn" if material else "info",
+        evidence,
         "These settings do not mean the same sampler in every serving framework. Diagnose with "
         "the framework you deploy on (an OpenAI-compatible backend), or pin parameters that "
         "behave alike everywhere (top_k 0, top_p 0.9, repetition_penalty 1.0).",

@@ -38,5 +38,8 @@ class TriageThresholds:
     """Truncation rate above this is a warning."""
     truncation_fail: float = 0.5
     """Truncation rate at or above this fails the case."""
+    framework_divergence_warn: float = 0.1
+    """Share of steps at which a temperature-last order (llama.cpp, Ollama) keeps a
+    different candidate set, from which the difference is material (a warning)."""
     context_near_share: float = 0.9
     """Prompt + budget above this share of the context window is a warning; above 1.0 fails."""

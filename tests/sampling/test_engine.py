@@ -102,3 +102,20 @@ def test_generator_seed_depends_only_on_seed_and_temperature():
     assert Row(0.7, 3).generator_seed == Row(0.7, 3).generator_seed
     assert Row(0.7, 3).generator_seed != Row(0.7, 4).generator_seed
     assert Row(0.7, 3).generator_seed != Row(1.2, 3).generator_seed
+
+
+def test_records_where_temperature_last_would_keep_other_candidates():
+    # Vocabulary: eos, unk, a, b, c, d. Raw logits over a..d: 1.0, 0.9, 0.5, 0.1 (eos impossible).
+    fixed = lambda history: [-30.0, -30.0, 1.0, 0.9, 0.5, 0.1]
+    spec = SamplingSpec(seeds=1, temperatures=[0.3, 1.0], max_new_tokens=1, top_k=0, top_p=0.5)
+    traces = decode_rows(FakeBackend(VOCAB, fixed), [2], rows_for(spec), spec)
+
+    def kept(temperature: float) -> int:
+        probs = torch.softmax(torch.tensor([1.0, 0.9, 0.5, 0.1]) / temperature, dim=-1)
+        ranked = sorted(probs.tolist(), reverse=True)
+        before = [sum(ranked[:i]) for i in range(len(ranked))]
+        return sum(1 for b in before if b < 0.5)
+
+    assert kept(0.3) != kept(1.0)  # the case is built so that the order matters
+    by_temperature = {t.row.temperature: t.steps[0].temperature_last_differs for t in traces}
+    assert by_temperature == {0.3: True, 1.0: False}

@@ -1,0 +1,42 @@
+"""The framework rule turns into a warning when the measured order divergence is material."""
+
+from __future__ import annotations
+
+from diagnose.case import Case, SamplingSpec
+from diagnose.report import Conflict, InputReport, SamplingReport, TemperatureRun
+from diagnose.triage import TriageContext, TriageThresholds
+from diagnose.triage.framework_rules import sampler_portability
+
+
+def _run(temperature: float, divergence: float) -> TemperatureRun:
+    return TemperatureRun(
+        temperature=temperature, n=2, first_token_divergence=0.5, mean_entropy=0.1, perplexity=1.2,
+        repetition_rate=0.0, semantic_entropy=0.0, compliance_rate=1.0, truncation_rate=0.0,
+        center_pull={"none": 1.0}, samples=[], temperature_last_divergence=divergence,
+    )
+
+
+def _context(divergences: dict[float, float]) -> TriageContext:
+    case = Case(id="c", question="q?", sampling=SamplingSpec(temperatures=list(divergences), top_k=0, top_p=0.9))
+    runs = [_run(t, d) for t, d in divergences.items()]
+    return TriageContext(
+        case=case,
+        inputs=InputReport(gravity_centers=[], noise_documents=[], conflict=Conflict(detected=False, score=0.0)),
+        sampling=SamplingReport(runs=runs),
+        environment={},
+        thresholds=TriageThresholds(),
+    )
+
+
+def test_material_divergence_warns_with_the_measured_shares():
+    limit = TriageThresholds().framework_divergence_warn
+    flag = sampler_portability(_context({0.2: limit, 1.2: 0.0}))
+    assert flag is not None and flag.severity == "warn"
+    assert flag.evidence["temperature_last_divergence"] == {"0.2": limit, "1.2": 0.0}
+    assert flag.evidence["threshold"] == limit
+
+
+def test_small_divergence_stays_informational():
+    limit = TriageThresholds().framework_divergence_warn
+    flag = sampler_portability(_context({0.2: limit / 2, 1.2: 0.0}))
+    assert flag is not None and flag.severity == "info"
