@@ -59,15 +59,18 @@ def inputs(case: Path, out: Path | None) -> None:
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the report JSON here.")
 @click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=Path), help="Write a self-contained HTML report page here.")
 @click.option("--json", "print_json", is_flag=True, help="Print the report JSON instead of the summary.")
-def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool) -> None:
+@click.option("--ablation", is_flag=True, help="Also sample without documents and with the dominant center only, to measure the context's pull.")
+@click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False, path_type=Path), help="A previous report JSON: flag differences in its environment fingerprint.")
+def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, ablation: bool, baseline_path: Path | None) -> None:
     """The whole pipeline: input stage, sampling on the case's model, triage."""
     from diagnose.case_file import load_case
     from diagnose.console import Console
 
     console = Console()
     parsed = load_case(case)
+    baseline = _baseline_environment(baseline_path) if baseline_path else None
     with console.progress() as progress:
-        report = _diagnoser(progress).run(parsed)
+        report = _diagnoser(progress).run(parsed, ablation=ablation, baseline_environment=baseline)
     outputs: dict[Path, str] = {}
     if out:
         outputs[out] = report.to_json()
@@ -132,6 +135,60 @@ def bench_sampling(case_path: Path | None, seeds: int, temperatures: str, max_ne
     for row in result.table():
         click.echo(row)
     click.echo(result.line())
+
+
+@bench.command("inputs")
+@click.argument("cases_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Write each case's report JSON here.")
+@click.option("--truth", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="RAMDocs-style truth.jsonl: score the reports.")
+@click.option("--scorer", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="Scoring script (default: ../shared/eval/score_ramdocs.py when present).")
+def bench_inputs(cases_dir: Path, out: Path | None, truth: Path | None, scorer: Path | None) -> None:
+    """Input stage over a folder of cases vs the raw encoder alone; optional score.
+
+    Ends with one line: INPUTS cases=N docs=M stage_s=.. raw_encoder_s=.. ratio=.. warm_s=..
+    """
+    from diagnose.console import Console
+    from diagnose.inputs.bench import DEFAULT_SCORER, run_inputs_bench
+    from diagnose.inputs.embed import CachedEmbedder
+    from diagnose.models import ModelRegistry
+    from diagnose.settings import Settings
+
+    paths = sorted(p for p in cases_dir.rglob("*") if p.suffix.lower() in {".json", ".yaml", ".yml"})
+    if not paths:
+        raise click.UsageError(f"no .json/.yaml case files under {cases_dir}")
+    settings = Settings.from_env()
+    with Console().progress() as progress:
+        progress.phase("loading embedder")
+        model = ModelRegistry(settings.models).embedder().model
+        progress.phase(f"benchmarking {len(paths)} cases", total=len(paths))
+        done = [0]
+
+        def on_case(case_id: str, report: dict) -> None:
+            done[0] += 1
+            progress.update(done[0])
+
+        result = run_inputs_bench(
+            paths, out, lambda cache: CachedEmbedder(model, cache), settings.inputs,
+            truth=truth, on_case=on_case, scorer=scorer or DEFAULT_SCORER,
+        )
+    for line in result.lines():
+        click.echo(line)
+
+
+def _baseline_environment(path: Path) -> dict:
+    """The ``environment`` of a report JSON (or a bare environment object)."""
+    import json
+
+    from diagnose.errors import UsageError
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--baseline {path}: not a readable JSON report ({exc})") from None
+    environment = data.get("environment", data) if isinstance(data, dict) else None
+    if not isinstance(environment, dict):
+        raise UsageError(f"--baseline {path}: no environment object found")
+    return environment
 
 
 def _diagnoser(progress):

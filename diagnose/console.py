@@ -24,10 +24,16 @@ class _BarProgress:
         self._task: int | None = None
 
     def phase(self, description: str, total: int | None = None) -> None:
-        if self._task is not None:
-            self._progress.update(self._task, completed=self._progress.tasks[-1].total or 1)
-            self._progress.stop_task(self._task)
+        self.finish()
         self._task = self._progress.add_task(description, total=total or 1)
+
+    def finish(self) -> None:
+        """Mark the current phase complete (its work may have ended early, e.g. all rows stopped)."""
+        if self._task is not None:
+            task = next(t for t in self._progress.tasks if t.id == self._task)
+            self._progress.update(self._task, completed=task.total or 1)
+            self._progress.stop_task(self._task)
+            self._task = None
 
     def update(self, completed: int) -> None:
         if self._task is not None:
@@ -52,7 +58,7 @@ class Console:
         with bar:
             adapter = _BarProgress(bar)
             yield adapter
-            adapter.phase("done")
+            adapter.finish()
 
     def wrote(self, paths: list[Path]) -> None:
         for path in paths:

@@ -67,8 +67,18 @@ class Diagnoser:
         environment = fingerprint(None, self.registry.embedder_identity(), None)
         return self._report(case, analysis, None, environment, None)
 
-    def run(self, case: Case) -> Report:
-        """The whole pipeline on the case's model."""
+    def run(
+        self,
+        case: Case,
+        ablation: bool = False,
+        baseline_environment: dict | None = None,
+    ) -> Report:
+        """The whole pipeline on the case's model.
+
+        ``ablation`` also samples the question without documents and with the dominant
+        center only; ``baseline_environment`` (a previous report's ``environment``)
+        is compared with this run's fingerprint.
+        """
         from diagnose.sampling.engine import decode_rows
         from diagnose.sampling.stage import run_sampling
 
@@ -100,8 +110,15 @@ class Diagnoser:
                 [s.token for s in probe.steps], [s.token for s in alone.steps]
             ),
         )
+        if ablation:
+            from diagnose.sampling.ablation import run_ablation
+
+            self.progress.phase("context ablation (no documents, dominant center only)")
+            sampling.ablation = run_ablation(
+                case, backend, self.registry.embedder(), analysis, sampling.runs
+            )
         environment = fingerprint(backend.identity, self.registry.embedder_identity(), backend.name)
-        return self._report(case, analysis, sampling, environment, determinism)
+        return self._report(case, analysis, sampling, environment, determinism, baseline_environment)
 
     def _report(
         self,
@@ -110,6 +127,7 @@ class Diagnoser:
         sampling: SamplingReport | None,
         environment: dict,
         determinism: DeterminismCheck | None,
+        baseline_environment: dict | None = None,
     ) -> Report:
         context = TriageContext(
             case=case,
@@ -118,6 +136,7 @@ class Diagnoser:
             environment=environment,
             thresholds=self.settings.triage,
             determinism=determinism,
+            baseline_environment=baseline_environment,
         )
         findings = triage(context)
         return Report(

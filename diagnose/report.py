@@ -124,12 +124,27 @@ class TemperatureRun(msgspec.Struct, kw_only=True):
     (llama.cpp, Ollama) would have kept a different candidate set."""
 
 
+class AblationRun(msgspec.Struct, kw_only=True):
+    """Extension: one context variant sampled at one temperature (``run --ablation``)."""
+
+    variant: str
+    """full_context | no_documents | dominant_center."""
+    documents: list[str]
+    temperature: float
+    mean_entropy: float
+    semantic_entropy: float
+    first_token_divergence: float
+    center_pull: dict[str, float]
+
+
 class SamplingReport(msgspec.Struct, kw_only=True):
     runs: list[TemperatureRun]
     backend: str = "transformers"
     """Extension: which backend sampled."""
     wall_seconds: float = 0.0
     """Extension: time spent sampling."""
+    ablation: list[AblationRun] = []
+    """Extension: context ablation runs, when asked for."""
 
 
 class Finding(msgspec.Struct, kw_only=True):

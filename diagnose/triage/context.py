@@ -30,6 +30,8 @@ class TriageContext:
     environment: dict[str, Any]
     thresholds: TriageThresholds
     determinism: DeterminismCheck | None = None
+    baseline_environment: dict[str, Any] | None = None
+    """A previous run's environment to compare with (``run --baseline``)."""
 
     def runs_by_temperature(self) -> list[TemperatureRun]:
         return sorted(self.sampling.runs, key=lambda r: r.temperature) if self.sampling else []

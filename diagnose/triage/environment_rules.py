@@ -34,3 +34,31 @@ def quantized_model(ctx: TriageContext) -> Flag | None:
         "probabilities, so wobble measured here can differ from the model you serve; "
         "re-run on the production weights before acting on small differences.",
     )
+
+
+FINGERPRINT_KEYS = ("model_id", "model_hash", "quantization", "dtype", "device", "backend", "threads", "cuda")
+
+
+def fingerprint_changed(ctx: TriageContext) -> Flag | None:
+    baseline = ctx.baseline_environment
+    if not baseline:
+        return None
+    changes = {
+        key: {"baseline": baseline.get(key), "now": ctx.environment.get(key)}
+        for key in FINGERPRINT_KEYS
+        if baseline.get(key) != ctx.environment.get(key)
+    }
+    before, now = baseline.get("libraries") or {}, ctx.environment.get("libraries") or {}
+    for name in sorted(set(before) | set(now)):
+        if before.get(name) != now.get(name):
+            changes[f"libraries.{name}"] = {"baseline": before.get(name), "now": now.get(name)}
+    if not changes:
+        return None
+    return Flag(
+        "warn",
+        {"changes": changes},
+        "This run's environment differs from the baseline's (listed in the evidence). A "
+        "changed model hash, quantization, dtype, device or library version shifts token "
+        "probabilities on its own: attribute differences between the runs to it before "
+        "blaming the prompt.",
+    )

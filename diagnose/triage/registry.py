@@ -23,10 +23,12 @@ RULES: tuple[Rule, ...] = (
     Rule("sampling.determinism_trap", "sampling", sampling_rules.determinism_trap),
     Rule("sampling.truncation_settings", "sampling", sampling_rules.truncation_settings),
     Rule("sampling.repetition_penalty_high", "sampling", sampling_rules.repetition_penalty_high),
+    Rule("sampling.context_pull", "sampling", sampling_rules.context_pull),
     Rule("length.truncated", "length", length_rules.truncated),
     Rule("length.context_window", "length", length_rules.context_window),
     Rule("environment.nondeterministic", "environment", environment_rules.nondeterministic),
     Rule("environment.quantized_model", "environment", environment_rules.quantized_model),
+    Rule("environment.fingerprint_changed", "environment", environment_rules.fingerprint_changed),
     Rule("framework.sampler_portability", "framework", framework_rules.sampler_portability),
 )
 

@@ -116,3 +116,41 @@ def repetition_penalty_high(ctx: TriageContext) -> Flag | None:
         "A repetition penalty this high also punishes words the answer must repeat (names, "
         "numbers from the documents) and damages fluency. Keep it between 1.0 and 1.2.",
     )
+
+
+def context_pull(ctx: TriageContext) -> Flag | None:
+    """Reads the ablation runs (``run --ablation``): how much the context narrows the outputs."""
+    runs = {a.variant: a for a in (ctx.sampling.ablation if ctx.sampling else [])}
+    full, bare = runs.get("full_context"), runs.get("no_documents")
+    if full is None or bare is None:
+        return None
+    t = ctx.thresholds
+    dominant = runs.get("dominant_center")
+    evidence = {
+        a.variant: {"semantic_entropy": round(a.semantic_entropy, 3),
+                    "mean_entropy": round(a.mean_entropy, 3), "documents": len(a.documents)}
+        for a in runs.values()
+    }
+    evidence["temperature"] = full.temperature
+    evidence["threshold"] = t.ablation_gap
+    narrowing = bare.mean_entropy - full.mean_entropy
+    if dominant is not None and full.semantic_entropy - dominant.semantic_entropy >= t.ablation_gap:
+        return Flag(
+            "warn", evidence,
+            "With only the dominant center's documents the answers agree far more than with "
+            "the full context: the other centers pull the outputs apart. Remove or reconcile "
+            "the competing documents.",
+        )
+    if narrowing < t.ablation_gap and full.semantic_entropy >= bare.semantic_entropy:
+        return Flag(
+            "warn", evidence,
+            "The documents barely narrow the output distribution compared with no documents "
+            "at all: the context's pull is weak and the model answers from its own prior. "
+            "Retrieve passages that state the answer directly, or say 'answer only from the "
+            "documents'.",
+        )
+    return Flag(
+        "info", evidence,
+        "The context narrows the outputs as expected (see the entropies with and without "
+        "documents).",
+    )

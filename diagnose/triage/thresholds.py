@@ -34,6 +34,8 @@ class TriageThresholds:
     """top_k at or below this leaves top_p almost nothing to act on."""
     high_repetition_penalty: float = 1.3
     """repetition_penalty at or above this starts to damage fluency."""
+    ablation_gap: float = 0.3
+    """Entropy gap (nats) between ablation variants that counts as a real difference."""
     truncation_warn: float = 0.0
     """Truncation rate above this is a warning."""
     truncation_fail: float = 0.5

@@ -10,6 +10,7 @@ import pytest
 
 from diagnose.case import Case, Document, SamplingSpec
 from diagnose.report import (
+    AblationRun,
     STAGE_ORDER,
     Conflict,
     ConflictPair,
@@ -64,11 +65,21 @@ def loud_context() -> TriageContext:
     runs = [_run(0.7, repetition_rate=0.3, truncation_rate=0.25),
             _run(0.2, semantic_entropy=1.2, first_token_divergence=0.75, repetition_rate=0.5,
                  truncation_rate=0.625, center_pull={"c1": 0.5, "c2": 0.375, "none": 0.125})]
-    return TriageContext(case=case, inputs=inputs, sampling=SamplingReport(runs=runs),
+    ablation = [
+        AblationRun(variant="full_context", documents=["d0", "d1", "d2"], temperature=0.7,
+                    mean_entropy=1.0, semantic_entropy=1.2, first_token_divergence=0.5, center_pull={}),
+        AblationRun(variant="no_documents", documents=[], temperature=0.7,
+                    mean_entropy=1.1, semantic_entropy=1.3, first_token_divergence=0.6, center_pull={}),
+        AblationRun(variant="dominant_center", documents=["d1", "d2"], temperature=0.7,
+                    mean_entropy=0.4, semantic_entropy=0.2, first_token_divergence=0.2, center_pull={}),
+    ]
+    return TriageContext(case=case, inputs=inputs, sampling=SamplingReport(runs=runs, ablation=ablation),
                          environment={"device": "cuda:0", "dtype": "bfloat16", "quantization": "int8",
                                       "model_id": "m"},
                          thresholds=TriageThresholds(),
-                         determinism=DeterminismCheck(0.2, 5, 30, 31, 7))
+                         determinism=DeterminismCheck(0.2, 5, 30, 31, 7),
+                         baseline_environment={"device": "cuda:0", "dtype": "float16",
+                                               "quantization": "int8", "model_id": "m"})
 
 
 def test_rule_ids_are_unique() -> None:
