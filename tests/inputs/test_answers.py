@@ -58,3 +58,25 @@ def test_english_decimals_that_are_rates_or_shares_do_not_win():
     table = "Historical population: 1990 1,243 12.2 % 2000 1,192 −4.1 % 2010 1,290 8.2 %"
     assert all("." not in c.key or c.score < 0 for c in candidates(pop, table))
     assert candidates(pop, "The town has 2.7 million inhabitants.")[0].key == "2700000"
+
+
+def test_consensus_prefers_a_near_tied_answer_other_documents_state():
+    from diagnose.inputs.stage import resolve_answers
+
+    q = parse_question("What is the population of Llanquihue?")
+    a = "Llanquihue has a population of 16,337 inhabitants according to the 2002 census."
+    b = "Llanquihue spans an area of 420 km2 and has 1,951 inhabitants in the town. The population was 16,337 in 2002."
+    best, runner_up = candidates(q, b)[:2]
+    assert best.key == "1951" and runner_up.key == "16337"  # alone, b would answer 1,951
+    got = resolve_answers(q, [a, b])
+    assert [g.key for g in got] == ["16337", "16337"]
+
+
+def test_an_edited_copy_keeps_its_changed_value():
+    from diagnose.inputs.stage import resolve_answers
+
+    q = parse_question("What political party does Marcoux belong to?")
+    a = "Marcoux was a Liberal by background, and later a Conservative ally of the Liberal-Progressives."
+    b = "Marcoux was a Conservative by background, and later a Conservative ally of the Liberal-Progressives."
+    got = resolve_answers(q, [a, b])
+    assert got[0].key == "liberal" and got[1].key == "conservative"

@@ -28,10 +28,20 @@ def test_pair_evidence_kinds():
 
 
 def test_conflict_score_bounds_and_order():
-    one = conflict_score(np.array([1.0]), 1, 0)
-    lopsided = conflict_score(np.array([0.9, 0.1]), 2, 0)
-    even = conflict_score(np.array([0.5, 0.5]), 2, 1)
-    assert 0.0 <= one < 0.5 <= lopsided < even <= 1.0
+    clean_consensus = conflict_score([2], [True], 0, n_docs=2, confirming=2)
+    weak_consensus = conflict_score([1], [True], 0, n_docs=4, confirming=1)
+    unanswered_split = conflict_score([1, 1], [False, False], 0, n_docs=4, confirming=0)
+    lone_answers = conflict_score([1, 1], [True, True], 0, n_docs=2, confirming=0)
+    corroborated = conflict_score([2, 1], [True, True], 0, n_docs=3, confirming=0)
+    quoted = conflict_score([2, 2], [True, True], 1, n_docs=4, confirming=0)
+    assert clean_consensus == 0.0
+    assert 0.0 < weak_consensus < 0.5 <= lone_answers < corroborated < quoted <= 1.0
+    assert weak_consensus < unanswered_split < 0.5
+
+
+def test_unconfirmed_documents_raise_a_single_center_score():
+    scores = [conflict_score([1], [True], 0, n_docs=n, confirming=1) for n in (1, 2, 4, 8)]
+    assert scores == sorted(scores) and scores[0] == 0.0 and scores[-1] < 0.6
 
 
 def test_cjk_text_aligns_per_character():

@@ -46,3 +46,20 @@ def test_cjk_relevance_is_lexical_overlap_of_character_grams():
     assert question_relevance("What is the population of Pilzno?", [on, PROSE], cosine[:2]).tolist() == cosine[:2].tolist()
     assert noise_mask(got, np.array([True, False, True]), [text_features(t) for t in (on, off, PROSE)], S).tolist() == [
         False, True, False]
+
+
+def test_isolated_unanswered_documents_are_noise():
+    from diagnose.inputs.noise import isolation
+
+    emb = np.array([[1, 0, 0], [0.96, 0.28, 0], [0, 0, 1], [0.6, 0, 0.8]], dtype=np.float32)
+    near = isolation(emb)
+    np.testing.assert_allclose(near, [0.96, 0.96, 0.8, 0.8], rtol=1e-5)
+    feats = [text_features(PROSE)] * 4
+    rel = np.array([0.5, 0.5, 0.5, 0.2], dtype=np.float32)
+    near = np.array([0.9, 0.3, 0.3, 0.48], dtype=np.float32)
+    answered = np.array([False, False, True, False])
+    # an unanswered doc unlike every other is noise; an answered one is kept;
+    # a weakly relevant one without a close neighbour is noise
+    assert noise_mask(rel, answered, feats, S, near).tolist() == [False, True, False, True]
+    assert noise_mask(rel, answered, feats, S).tolist() == [False, False, False, True]
+    assert isolation(emb[:1]).tolist() == [1.0]
