@@ -89,3 +89,16 @@ def meaning_clusters(
 
     numbering: dict[int, int] = {}
     return [numbering.setdefault(groups.find(i), len(numbering)) for i in range(n)]
+
+
+def split_clusters(cluster_ids: Sequence[int], keys: Sequence[str]) -> list[int]:
+    """Refine meaning clusters so that samples with different ``keys`` never share one.
+
+    Sentence embeddings put "It opened in 1937." and "It opened in 1952." close
+    together; the gravity center each sample follows (its key) tells them apart.
+    Cluster numbers are reassigned in first-appearance order.
+    """
+    if len(cluster_ids) != len(keys):
+        raise ValueError("need one key per sample")
+    numbering: dict[tuple[int, str], int] = {}
+    return [numbering.setdefault((c, k), len(numbering)) for c, k in zip(cluster_ids, keys)]

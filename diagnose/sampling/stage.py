@@ -16,7 +16,7 @@ from diagnose.sampling.backend import Backend
 from diagnose.sampling.constraints import passes_all
 from diagnose.sampling.engine import StepCallback, Trace, decode_rows, rows_for
 from diagnose.sampling.pull import attribute_samples
-from diagnose.sampling.semantic import meaning_clusters
+from diagnose.sampling.semantic import meaning_clusters, split_clusters
 
 BIFURCATION_MARGIN = 0.1
 """Top-2 probability gap under which a position counts as nearly tied."""
@@ -58,7 +58,6 @@ def measure_run(
     """All contract metrics for one temperature's samples (traces in seed order)."""
     texts = [backend.decode(tr.tokens).strip() for tr in traces]
     embeddings = embedder.encode(texts) if texts else np.zeros((0, 1), dtype=np.float32)
-    clusters = meaning_clusters(texts, embeddings)
     centers = analysis.report.gravity_centers
     doc_index = {doc.id: i for i, doc in enumerate(case.documents)}
     followed = attribute_samples(
@@ -68,6 +67,8 @@ def measure_run(
         analysis.center_answers,
         analysis.doc_embeddings,
     )
+    # Samples that follow different centers differ in meaning, however alike their wording.
+    clusters = split_clusters(meaning_clusters(texts, embeddings), followed)
     compliant = [passes_all(case.constraints, text) for text in texts]
     first_tokens = [tr.steps[0].token for tr in traces if tr.steps]
     samples = [

@@ -84,3 +84,12 @@ def test_many_samples_deterministic():
     first = meaning_clusters(texts, vectors)
     assert first == meaning_clusters(texts, vectors)
     assert first == labels  # first appearance order 0, 1, 2 matches i % 3
+
+
+def test_split_clusters_separates_samples_that_follow_different_centers():
+    from diagnose.sampling.semantic import split_clusters
+
+    assert split_clusters([0, 0, 0, 1], ["c1", "c2", "c1", "c2"]) == [0, 1, 0, 2]
+    assert split_clusters([0, 1, 1], ["none", "none", "none"]) == [0, 1, 1]
+    with pytest.raises(ValueError):
+        split_clusters([0, 1], ["c1"])
