@@ -83,7 +83,8 @@ def noise_mask(
     Returns ``(n,)`` bool. A document is noise when it is unusable, when its
     relevance is below ``noise_relevance``, or when it has no answer and is
     boilerplate, isolated (unlike every other document: below
-    ``isolated_similarity``), or weakly relevant (below ``weak_relevance``)
+    ``isolated_similarity``) without being clearly about the question (below
+    ``strong_relevance``), or weakly relevant (below ``weak_relevance``)
     without a close neighbour (below ``attach_similarity``).
     """
     relevance = np.asarray(relevance, dtype=np.float32)
@@ -99,7 +100,7 @@ def noise_mask(
             out[i] = True
         elif not answered[i] and (
             f.boilerplate > settings.boilerplate_share
-            or (known and near[i] < settings.isolated_similarity)
+            or (known and near[i] < settings.isolated_similarity and relevance[i] < settings.strong_relevance)
             or (relevance[i] < settings.weak_relevance and near[i] < settings.attach_similarity)
         ):
             out[i] = True

@@ -17,6 +17,8 @@ class InputSettings:
     """A document with no answer joins the most similar answered document's center at or above this."""
     weak_relevance: float = 0.3
     """An unanswered document below this relevance, with no neighbour at ``attach_similarity``, is noise."""
+    strong_relevance: float = 0.5
+    """A document at least this similar to the question is never noise for being isolated."""
     isolated_similarity: float = 0.45
     """An unanswered document whose highest cosine to any other document is below this is noise."""
     numeric_share: float = 0.45

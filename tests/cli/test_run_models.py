@@ -13,6 +13,7 @@ import yaml
 
 from diagnose.case_file import load_case
 from diagnose.pipeline import Diagnoser
+from diagnose.report import Report
 from diagnose.settings import Settings
 from tests.contract import check_report
 
@@ -24,6 +25,12 @@ FIXTURES = sorted(Path("fixtures/cases").glob("*.yaml"))
 @pytest.fixture(scope="module")
 def diagnoser() -> Diagnoser:
     return Diagnoser.from_settings(Settings.from_env())
+
+
+@pytest.fixture(scope="module")
+def run_reports(diagnoser: Diagnoser) -> dict[str, Report]:
+    """Each fixture's full run, computed once for the module."""
+    return {path.stem: diagnoser.run(load_case(path)) for path in FIXTURES}
 
 
 def _case_dict(path: Path) -> dict:
@@ -41,9 +48,43 @@ def test_inputs_report_carries_every_contract_key(diagnoser: Diagnoser, path: Pa
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
-def test_run_report_carries_every_contract_key(diagnoser: Diagnoser, path: Path):
-    report = diagnoser.run(load_case(path)).to_dict()
+def test_run_report_carries_every_contract_key(run_reports: dict[str, Report], path: Path):
+    report = run_reports[path.stem].to_dict()
     check_report(json.loads(json.dumps(report)), _case_dict(path), sampled=True)
+
+
+# Findings each fixture must show (and must not show) in a full run.
+EXPECTED = {
+    "clean-single-answer": ({"environment.quantized_model"}, {"input.competing_centers", "input.noise_share"}),
+    "contradicting-years": ({"input.competing_centers"}, {"input.noise_share"}),
+    "off-topic-document": ({"input.noise_share"}, {"input.competing_centers"}),
+    "json-format": ({"input.contradictory_instructions"}, {"input.noise_share"}),
+    "chinese-language": ({"input.competing_centers"}, set()),
+    "ambiguous-entity": ({"input.competing_centers"}, {"input.noise_share"}),
+    "sampling-settings-trap": (
+        {"sampling.truncation_settings", "sampling.repetition_penalty_high", "sampling.determinism_trap"},
+        {"input.competing_centers", "input.noise_share"},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_fixture_shows_its_expected_findings(run_reports: dict[str, Report], name: str):
+    must, must_not = EXPECTED[name]
+    rules = {f.rule for f in run_reports[name].findings}
+    assert must <= rules, f"missing {sorted(must - rules)}; got {sorted(rules)}"
+    assert not (must_not & rules), f"unexpected {sorted(must_not & rules)}"
+
+
+def test_json_fixture_measures_compliance(run_reports: dict[str, Report]):
+    runs = run_reports["json-format"].sampling.runs
+    from diagnose.case import JsonConstraint
+    from diagnose.sampling.constraints import passes_all
+
+    constraint = [JsonConstraint(keys=["author", "year"])]
+    for run in runs:
+        expected = sum(passes_all(constraint, s.text) for s in run.samples) / run.n
+        assert run.compliance_rate == pytest.approx(expected)
 
 
 def test_fixture_branches(diagnoser: Diagnoser):
