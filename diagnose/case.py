@@ -101,6 +101,12 @@ class Case(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     system: str | None = None
     template: str | None = None
     """Prompt template with ``{question}`` and ``{documents}`` placeholders."""
+    document_format: str | None = None
+    """Extension: how each document is written into ``{documents}``, with the
+    placeholders ``{index}`` (1-based), ``{id}``, ``{source}`` and ``{text}``.
+    Default: ``Document [{index}] (id: {id})`` on one line, the text below."""
+    document_separator: str | None = None
+    """Extension: what goes between documents; default a blank line (``"\n\n"``)."""
     sampling: SamplingSpec = msgspec.field(default_factory=SamplingSpec)
     constraints: list[Constraint] = []
     model: str = "default"
@@ -129,6 +135,8 @@ def validate_case(case: Case) -> None:
         for slot in ("{question}", "{documents}"):
             if slot not in case.template:
                 raise CaseError("template", f"must contain the placeholder {slot}", case.template)
+    if case.document_format is not None and "{text}" not in case.document_format:
+        raise CaseError("document_format", "must contain the placeholder {text}", case.document_format)
     seen: dict[str, int] = {}
     for i, doc in enumerate(case.documents):
         if not doc.id.strip():

@@ -78,6 +78,14 @@ CLASS_WORDS: dict[str, tuple[str, ...]] = {
         lieutenant general|general|colonel|lieutenant colonel|major|lieutenant""".replace("\n", "").split("|")
     ),
 }
+CLASS_WORDS["state"] = tuple(
+    """alabama|alaska|arizona|arkansas|california|colorado|connecticut|delaware|florida|georgia|hawaii|
+    idaho|illinois|indiana|iowa|kansas|kentucky|louisiana|maine|maryland|massachusetts|michigan|
+    minnesota|mississippi|missouri|montana|nebraska|nevada|new hampshire|new jersey|new mexico|
+    new york|north carolina|north dakota|ohio|oklahoma|oregon|pennsylvania|rhode island|
+    south carolina|south dakota|tennessee|texas|utah|vermont|virginia|west virginia|washington|
+    wisconsin|wyoming""".replace("\n", "").split("|")
+)
 CLASS_WORDS["occupation"] = CLASS_WORDS["profession"]
 CLASS_WORDS = {k: tuple(t.strip() for t in v if t.strip()) for k, v in CLASS_WORDS.items()}
 
@@ -93,7 +101,20 @@ RELATION_CUES: dict[str, tuple[str, ...]] = {
     "husband": (r"\bwife of", r"\bmarried(?: to)?", r"\bSpouse"),
     "wife": (r"\bhusband of", r"\bmarried(?: to)?", r"\bSpouse"),
     "candidate": (r"\bcandidate", r"\bselected", r"\bwon by"),
-    **{h: _PLACE for h in ("where", "location", "state", "country", "city")},
+    **{h: _PLACE for h in ("where", "location", "country", "city")},
+}
+
+_MAKERS = (
+    "Airbus|Boeing|McDonnell Douglas|Douglas|Lockheed|Tupolev|Ilyushin|Antonov|Yakovlev|Sukhoi|Fokker|"
+    "Embraer|Bombardier|Canadair|Cessna|Convair|Vickers|de Havilland|Hawker Siddeley|NAMC|ATR|BAe|"
+    "British Aerospace|Curtiss|Sikorsky|Beechcraft|Saab|Dornier|Junkers|CASA|Learjet|Piper"
+)
+#: Per question head, a pattern whose first group is a name of the asked class
+#: ("the Italo-Turkish War", "a Douglas DC-3").
+NAMED: dict[str, str] = {
+    **{h: r"((?:(?:[A-Z0-9][\w'’–-]*|of|the)\s+){1,4}War(?:\s+(?:I{1,3}|of\s+[A-Z][\w'’–-]*(?:\s+[A-Z][\w'’–-]*)?))?)\b"
+       for h in ("war", "conflict")},
+    "aircraft": rf"\b((?:{_MAKERS})\s+[A-Z]*[\w-]*\d[\w-]*(?:\s+[A-Z]?\d[\w-]*)?)",
 }
 
 #: Question verbs and the words documents use for the same event.

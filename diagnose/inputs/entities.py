@@ -33,6 +33,13 @@ def entity_candidates(q: Question, text: str) -> list[Answer]:
                 name = _trim_name(m.group(1), ent)
                 if name:
                     out.append(Answer(name, normalise(name), 2.0 + 0.25 * base, off + m.start(1)))
+    named = lex.NAMED.get(q.head or "")
+    if named:
+        for off, sent in sentences(text):
+            base = _sentence_score(q, sent)
+            for m in re.finditer(named, sent):
+                name = re.sub(r"^(?:(?:the|of)\s+)+", "", m.group(1).strip())
+                out.append(Answer(name, normalise(name), 2.0 + 0.25 * base, off + m.start(1)))
     if lexicon:
         low = normalise(text)
         taken: list[tuple[int, int]] = []

@@ -73,6 +73,7 @@ def noise_mask(
     features: list[TextFeatures],
     settings: InputSettings,
     isolation: np.ndarray | None = None,
+    corroborated: np.ndarray | None = None,
 ) -> np.ndarray:
     """Decide noise per document.
 
@@ -80,12 +81,18 @@ def noise_mask(
     answered: ``(n,)`` bool, whether an answer span was extracted.
     isolation: ``(n,)`` float32, each document's highest cosine to another
     document of the case (None: not used).
+    corroborated: ``(n,)`` bool, whether another document states the same
+    answer (None: none is).
     Returns ``(n,)`` bool. A document is noise when it is unusable, when its
-    relevance is below ``noise_relevance``, or when it has no answer and is
+    relevance is below ``noise_relevance`` and no other document corroborates
+    its answer (the tail of a page - categories, navigation - embeds far from
+    the question yet still states the answer the page's head states), or when it has no answer and is
     boilerplate, isolated (unlike every other document: below
     ``isolated_similarity``) without being clearly about the question (below
-    ``strong_relevance``), or weakly relevant (below ``weak_relevance``)
-    without a close neighbour (below ``attach_similarity``).
+    ``strong_relevance``), weakly relevant (below ``weak_relevance``)
+    without a close neighbour (below ``attach_similarity``), or less relevant
+    than every answered document (by more than ``below_answers``): the pages
+    that state an answer bound how far from the question a page on it lies.
     """
     relevance = np.asarray(relevance, dtype=np.float32)
     answered = np.asarray(answered, dtype=bool)
@@ -94,14 +101,17 @@ def noise_mask(
     n = relevance.shape[0]
     known = isolation is not None and n >= 2
     near = np.asarray(isolation, np.float32) if known else np.zeros(n, np.float32)
+    backed = np.zeros(n, bool) if corroborated is None else np.asarray(corroborated, bool)
+    floor = float(relevance[answered].min()) - settings.below_answers if answered.any() else -np.inf
     out = np.zeros(n, dtype=bool)
     for i, f in enumerate(features):
-        if unusable(f, settings) or relevance[i] < settings.noise_relevance:
+        if unusable(f, settings) or (relevance[i] < settings.noise_relevance and not backed[i]):
             out[i] = True
         elif not answered[i] and (
             f.boilerplate > settings.boilerplate_share
             or (known and near[i] < settings.isolated_similarity and relevance[i] < settings.strong_relevance)
             or (relevance[i] < settings.weak_relevance and near[i] < settings.attach_similarity)
+            or relevance[i] < floor
         ):
             out[i] = True
     return out

@@ -31,6 +31,10 @@ class InputSettings:
     """A document shorter than this (stripped) is empty."""
     duplicate_ratio: float = 0.6
     """Word-sequence similarity (0..1) above which two documents are near-copies."""
+    below_answers: float = 0.0
+    """An unanswered document less relevant than every answered one by more than this is noise."""
+    weak_answer: float = 1.1
+    """An answer scoring below this that no other document states counts as no answer for noise."""
     conflict_threshold: float = 0.5
     """``conflict.detected`` is ``conflict.score >= conflict_threshold``."""
     long_context_tokens: int = 2000

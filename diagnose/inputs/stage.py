@@ -64,8 +64,8 @@ def analyze_inputs(
     question = ans.parse_question(case.question)
     found = resolve_answers(question, texts, duplicate_ratio=settings.duplicate_ratio)
     features = [text_features(t) for t in texts]
-    answered = np.array([a is not None for a in found], bool)
-    noise = noise_mask(relevance, answered, features, settings, isolation(emb))
+    answered, corroborated = answer_evidence(found, settings.weak_answer)
+    noise = noise_mask(relevance, answered, features, settings, isolation(emb), corroborated)
     keys = ctr.merge_keys([a.key if a and not noise[i] else None for i, a in enumerate(found)])
     assignment = ctr.assign_centers(
         emb, keys, noise, settings.attach_similarity, settings.center_similarity
@@ -155,6 +155,18 @@ def resolve_answers(
                 mine = min(hits, key=lambda h: (h[0], h[1].key))[1]
         out.append(mine)
     return out
+
+
+def answer_evidence(found: list[ans.Answer | None], weak: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per document, ``(answered, corroborated)`` as ``(n,)`` bool arrays for noise.
+
+    corroborated: another document states the same answer key. answered: the
+    document has an answer that is corroborated or scores at least ``weak`` (a
+    lone class word far from the subject, unique to its page, is no answer)."""
+    support = Counter(a.key for a in found if a)
+    backed = np.array([a is not None and support[a.key] > 1 for a in found], bool)
+    answered = np.array([a is not None and (bool(b) or a.score >= weak) for a, b in zip(found, backed)], bool)
+    return answered, backed
 
 
 def _edited_copy(texts: list[str], own: list, i: int, key: str, duplicate_ratio: float) -> bool:

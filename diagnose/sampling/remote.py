@@ -106,7 +106,9 @@ FRAMEWORK_SEMANTICS: dict[str, dict[str, Any]] = {
             "repeat_penalty": 1.0, "repeat_last_n": 64, "seed": "random", "n_predict": -1,
             "note": "min_p 0.05 stays active (this backend does not send min_p) unless "
             "extra_body overrides it; llama-cpp-python's server has its own request "
-            "defaults (repeat_penalty 1.1 in its request model)",
+            "defaults (temperature 0.8, top_k 40, top_p 0.95, min_p 0.05, repeat_penalty "
+            "1.1: llama_cpp/server/types.py) and a repeat window fixed at model load "
+            "(last_n_tokens_size 64)",
         },
         "special_values": "T<=0 keeps only the max logit (greedy); top_k<=0, top_p>=1, "
         "min_p<=0 are off",
@@ -189,8 +191,11 @@ def unavailable_metrics(framework: str) -> list[str]:
       (``ggml-org/llama.cpp:tools/server/server-context.cpp``; the
       ``post_sampling_probs`` request field defaults to false in
       ``tools/server/server-task.cpp``). llama-cpp-python's server computes them as
-      ``Llama.logits_to_logprobs(self._scores)`` from the raw scores
-      (``abetlen/llama-cpp-python:llama_cpp/llama.py`` ``_create_completion``).
+      ``Llama.logits_to_logprobs(self._scores)`` from the raw logits that ``eval``
+      stores when ``logits_all`` is on (its server's default; sampling happens in
+      llama.cpp's sampler chain and does not touch them)
+      (``abetlen/llama-cpp-python:llama_cpp/llama.py`` ``eval``, ``_create_completion``,
+      read in 0.3.36).
       Builds from before the option existed returned post-sampling probabilities
       only. Available.
     * ``ollama``: not raw in current versions: ``runner/common/logprob.go``
@@ -275,6 +280,7 @@ class RemoteBackend:
             raise ValueError("max_retries must be >= 0")
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
+        self.name = f"remote-{framework}"
         self.base_url = base_url.strip().rstrip("/")
         self.url = f"{self.base_url}/chat/completions"
         self.model = model
@@ -470,7 +476,7 @@ class RemoteBackend:
             finish_reason="length" if server_reason == "length" else "stop",
             text=text,
             server_finish_reason=server_reason,
-            request={k: v for k, v in body.items()},
+            request=dict(body),
         )
         content = (choice.get("logprobs") or {}).get("content")
         if not content:

@@ -80,3 +80,16 @@ def test_an_edited_copy_keeps_its_changed_value():
     b = "Marcoux was a Conservative by background, and later a Conservative ally of the Liberal-Progressives."
     got = resolve_answers(q, [a, b])
     assert got[0].key == "liberal" and got[1].key == "conservative"
+
+
+def test_named_classes_war_names_aircraft_types_and_states():
+    war = parse_question("What conflict is the Battle of Beirut associated with?")
+    text = "The siege took place in the summer of 1982, as part of the 1982 Lebanon War, which began in June."
+    assert candidates(war, text)[0].span == "1982 Lebanon War"
+    assert candidates(war, "A naval battle during the Italo-Turkish War.")[0].key == "italo turkish war"
+    plane = parse_question("What type of aircraft was involved in Flight 63?")
+    assert candidates(plane, "Flight 63 was flown by a Douglas DC-3, named Flagship Ohio.")[0].span == "Douglas DC-3"
+    assert candidates(plane, "It was a NAMC YS-11A-217 en route to Hakodate.")[0].key == "namc ys 11a 217"
+    state = parse_question("What is the state where Judge Day was born?")
+    assert state.head == "state"
+    assert candidates(state, "Born in Cranston, Rhode Island, Day attended Brown.")[0].key == "rhode island"

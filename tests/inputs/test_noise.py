@@ -55,7 +55,7 @@ def test_isolated_unanswered_documents_are_noise():
     near = isolation(emb)
     np.testing.assert_allclose(near, [0.96, 0.96, 0.8, 0.8], rtol=1e-5)
     feats = [text_features(PROSE)] * 4
-    rel = np.array([0.5, 0.5, 0.5, 0.2], dtype=np.float32)
+    rel = np.array([0.5, 0.45, 0.4, 0.2], dtype=np.float32)
     near = np.array([0.9, 0.3, 0.3, 0.48], dtype=np.float32)
     answered = np.array([False, False, True, False])
     # an unanswered doc unlike every other is noise; an answered one is kept;
@@ -63,3 +63,22 @@ def test_isolated_unanswered_documents_are_noise():
     assert noise_mask(rel, answered, feats, S, near).tolist() == [False, True, False, True]
     assert noise_mask(rel, answered, feats, S).tolist() == [False, False, False, True]
     assert isolation(emb[:1]).tolist() == [1.0]
+
+
+def test_corroborated_answers_survive_low_relevance():
+    feats = [text_features(PROSE)] * 3
+    rel = np.array([0.05, 0.05, 0.6], dtype=np.float32)
+    answered = np.array([True, True, True])
+    # a page tail far from the question still counts when another document states its answer
+    got = noise_mask(rel, answered, feats, S, corroborated=np.array([True, False, True]))
+    assert got.tolist() == [False, True, False]
+    assert noise_mask(rel, answered, feats, S).tolist() == [True, True, False]
+
+
+def test_unanswered_documents_below_every_answered_one_are_noise():
+    feats = [text_features(PROSE)] * 4
+    rel = np.array([0.6, 0.45, 0.42, 0.48], dtype=np.float32)
+    answered = np.array([True, True, False, False])
+    near = np.full(4, 0.9, dtype=np.float32)
+    assert noise_mask(rel, answered, feats, S, near).tolist() == [False, False, True, False]
+    assert noise_mask(rel, np.zeros(4, bool), feats, S, near).tolist() == [False] * 4

@@ -128,3 +128,14 @@ def test_chinese_fixture_two_heights_conflict_and_off_topic_noise(real_embedder)
     assert pair.kind == "value_mismatch"
     assert "8848.86" in pair.evidence and "8611" in pair.evidence
     assert {v.id: v.answer for v in rep.documents} == {"d1": "8848.86", "d2": "8611", "d3": None}
+
+
+def test_weak_unique_answers_do_not_count_for_noise():
+    from diagnose.inputs.answers import Answer
+    from diagnose.inputs.stage import answer_evidence
+
+    found = [Answer("golf", "golf", 1.0), Answer("golf", "golf", 1.0), Answer("tennis", "tennis", 1.0),
+             Answer("Jay-Z", "jay z", 3.0), None]
+    answered, backed = answer_evidence(found, S.weak_answer)
+    assert backed.tolist() == [True, True, False, False, False]
+    assert answered.tolist() == [True, True, False, True, False]
