@@ -61,16 +61,30 @@ def inputs(case: Path, out: Path | None) -> None:
 @click.option("--json", "print_json", is_flag=True, help="Print the report JSON instead of the summary.")
 @click.option("--ablation", is_flag=True, help="Also sample without documents and with the dominant center only, to measure the context's pull.")
 @click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False, path_type=Path), help="A previous report JSON: flag differences in its environment fingerprint.")
-def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, ablation: bool, baseline_path: Path | None) -> None:
-    """The whole pipeline: input stage, sampling on the case's model, triage."""
+@click.option("--server", help="Sample on an OpenAI-compatible server instead (base URL, e.g. http://127.0.0.1:8000/v1).")
+@click.option("--server-model", help="Model name to ask the server for (required with --server).")
+@click.option("--framework", type=click.Choice(["vllm", "llamacpp", "ollama", "openai"]), default="vllm", show_default=True, help="What serves --server: decides which parameters are sent and how they are read.")
+def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, ablation: bool,
+        baseline_path: Path | None, server: str | None, server_model: str | None, framework: str) -> None:
+    """The whole pipeline: input stage, sampling on the case's model, triage.
+
+    With --server the prompt is sampled by an OpenAI-compatible server (vLLM,
+    llama.cpp, Ollama's /v1, OpenAI; API key from DIAGNOSE_OPENAI_API_KEY); the
+    metrics it cannot report exactly are null and listed in each run's `unavailable`.
+    """
     from diagnose.case_file import load_case
     from diagnose.console import Console
 
     console = Console()
     parsed = load_case(case)
     baseline = _baseline_environment(baseline_path) if baseline_path else None
+    remote = _remote(server, server_model, framework) if server else None
+    if ablation and remote:
+        raise click.UsageError("--ablation samples on the local model; it cannot be combined with --server")
     with console.progress() as progress:
-        report = _diagnoser(progress).run(parsed, ablation=ablation, baseline_environment=baseline)
+        report = _diagnoser(progress).run(
+            parsed, ablation=ablation, baseline_environment=baseline, remote=remote
+        )
     outputs: dict[Path, str] = {}
     if out:
         outputs[out] = report.to_json()
@@ -173,6 +187,14 @@ def bench_inputs(cases_dir: Path, out: Path | None, truth: Path | None, scorer: 
         )
     for line in result.lines():
         click.echo(line)
+
+
+def _remote(server: str, model: str | None, framework: str):
+    from diagnose.sampling.remote import RemoteBackend
+
+    if not model:
+        raise click.UsageError("--server needs --server-model (the model name the server serves)")
+    return RemoteBackend(server, model, framework, api_key=os.environ.get("DIAGNOSE_OPENAI_API_KEY"))
 
 
 def _baseline_environment(path: Path) -> dict:

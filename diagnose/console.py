@@ -108,8 +108,12 @@ class Console:
             pull = ", ".join(f"{c} {f:.2f}" for c, f in run.center_pull.items() if f > 0)
             table.add_row(
                 f"{run.temperature:g}", str(run.n), f"{run.first_token_divergence:.2f}",
-                f"{run.mean_entropy:.2f}", f"{run.perplexity:.1f}", f"{run.repetition_rate:.2f}",
+                _num(run.mean_entropy, ".2f"), _num(run.perplexity, ".1f"), f"{run.repetition_rate:.2f}",
                 f"{run.semantic_entropy:.2f}", f"{run.compliance_rate:.2f}",
                 f"{run.truncation_rate:.2f}", pull,
             )
         return table
+
+
+def _num(value: float | None, spec: str) -> str:
+    return "n/a" if value is None else format(value, spec)

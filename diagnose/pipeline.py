@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from diagnose.case import Case
 from diagnose.environment import fingerprint
@@ -13,6 +13,9 @@ from diagnose.prompt import build_messages, flat_prompt
 from diagnose.report import Report, SamplingReport, verdict_of
 from diagnose.settings import Settings
 from diagnose.triage import DeterminismCheck, TriageContext, triage
+
+if TYPE_CHECKING:
+    from diagnose.sampling.remote import RemoteBackend
 
 
 class Progress(Protocol):
@@ -72,23 +75,24 @@ class Diagnoser:
         case: Case,
         ablation: bool = False,
         baseline_environment: dict | None = None,
+        remote: "RemoteBackend | None" = None,
     ) -> Report:
         """The whole pipeline on the case's model.
 
         ``ablation`` also samples the question without documents and with the dominant
         center only; ``baseline_environment`` (a previous report's ``environment``)
-        is compared with this run's fingerprint.
+        is compared with this run's fingerprint. ``remote`` samples on an
+        OpenAI-compatible server instead of the case's local model.
         """
-        from diagnose.sampling.engine import decode_rows
-        from diagnose.sampling.stage import run_sampling
+        from diagnose.sampling.stage import run_sampling, sample_traces
 
         analysis, prompt_ids = self.analyze(case)
         self.progress.phase("loading generator")
-        backend = self.registry.generator(case.model)
+        backend = remote or self.registry.generator(case.model)
         rows = len(case.sampling.temperatures) * case.sampling.seeds
         self.progress.phase(
-            f"sampling {rows} rows × ≤{case.sampling.max_new_tokens} tokens",
-            total=case.sampling.max_new_tokens,
+            f"sampling {rows} rows on {backend.name}",
+            total=rows if remote else case.sampling.max_new_tokens,
         )
         sampling, traces = run_sampling(
             case,
@@ -100,7 +104,7 @@ class Diagnoser:
         )
         self.progress.phase("determinism check")
         probe = max(traces, key=lambda tr: (tr.row.temperature, -tr.row.seed))
-        alone = decode_rows(backend, prompt_ids, [probe.row], case.sampling)[0]
+        alone = sample_traces(case, backend, prompt_ids, [probe.row])[0]
         determinism = DeterminismCheck(
             temperature=probe.row.temperature,
             seed=probe.row.seed,
@@ -118,6 +122,8 @@ class Diagnoser:
                 case, backend, self.registry.embedder(), analysis, sampling.runs
             )
         environment = fingerprint(backend.identity, self.registry.embedder_identity(), backend.name)
+        if remote:
+            environment["framework"] = remote.semantics
         return self._report(case, analysis, sampling, environment, determinism, baseline_environment)
 
     def _report(

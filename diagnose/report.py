@@ -106,8 +106,10 @@ class TemperatureRun(msgspec.Struct, kw_only=True):
     temperature: float
     n: int
     first_token_divergence: float
-    mean_entropy: float
-    perplexity: float
+    mean_entropy: float | None
+    """None when the backend cannot report it (see ``unavailable``)."""
+    perplexity: float | None
+    """None when the backend cannot report it (see ``unavailable``)."""
     repetition_rate: float
     semantic_entropy: float
     compliance_rate: float
@@ -119,6 +121,8 @@ class TemperatureRun(msgspec.Struct, kw_only=True):
     entropy_by_position: list[float] = []
     """Extension: mean sampled-distribution entropy at each generated position."""
     bifurcations: list[Bifurcation] = []
+    unavailable: list[str] = []
+    """Extension: metrics this backend cannot compute exactly; their values are null."""
     temperature_last_divergence: float = 0.0
     """Extension: share of generated positions where applying temperature last
     (llama.cpp, Ollama) would have kept a different candidate set."""

@@ -151,7 +151,9 @@ def _center_colors(inp: InputReport) -> dict[str, str]:
     return {c.id: PALETTE[i % len(PALETTE)] for i, c in enumerate(inp.gravity_centers)}
 
 
-def _fmt(value: float | int, digits: int = 3) -> str:
+def _fmt(value: float | int | None, digits: int = 3) -> str:
+    if value is None:
+        return "n/a"  # a metric the backend cannot compute (TemperatureRun.unavailable)
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 

@@ -308,6 +308,10 @@ class RemoteBackend:
         }
         self.semantics: dict[str, Any] = dict(FRAMEWORK_SEMANTICS[framework])
         self.semantics["unavailable_metrics"] = unavailable_metrics(framework)
+        self.unavailable = unavailable_metrics(framework)
+        """Contract metrics reported as null for this backend."""
+        self.eos_token_ids: frozenset[int] = frozenset()  # the server strips end tokens
+        self.context_window = 0  # unknown to an OpenAI-compatible API
         self.dropped: dict[str, Any] = {}
         """Sampling fields of the last :meth:`sample` call that the framework cannot take."""
         self.sent: dict[str, Any] = {}

@@ -10,6 +10,7 @@ import numpy as np
 from diagnose.case import Case
 from diagnose.inputs import InputAnalysis
 from diagnose.inputs.embed import Embedder
+from diagnose.prompt import build_messages
 from diagnose.report import Bifurcation, Sample, SamplingReport, TemperatureRun
 from diagnose.sampling import metrics
 from diagnose.sampling.backend import Backend
@@ -31,7 +32,7 @@ def run_sampling(
     on_step: StepCallback | None = None,
 ) -> tuple[SamplingReport, list[Trace]]:
     started = time.perf_counter()
-    traces = decode_rows(backend, prompt_ids, rows_for(case.sampling), case.sampling, on_step)
+    traces = sample_traces(case, backend, prompt_ids, rows_for(case.sampling), on_step)
     runs = [
         measure_run(
             case,
@@ -48,6 +49,13 @@ def run_sampling(
     return report, traces
 
 
+def sample_traces(case: Case, backend, prompt_ids, rows, on_step: StepCallback | None = None) -> list[Trace]:
+    """Decode in-process, or ask a remote server that samples on its side."""
+    if hasattr(backend, "sample"):  # RemoteBackend: one request per row
+        return backend.sample(build_messages(case), rows, case.sampling, on_row=on_step)
+    return decode_rows(backend, prompt_ids, rows, case.sampling, on_step)
+
+
 def measure_run(
     case: Case,
     backend: Backend,
@@ -55,8 +63,14 @@ def measure_run(
     embedder: Embedder,
     analysis: InputAnalysis,
 ) -> TemperatureRun:
-    """All contract metrics for one temperature's samples (traces in seed order)."""
-    texts = [backend.decode(tr.tokens).strip() for tr in traces]
+    """All contract metrics for one temperature's samples (traces in seed order).
+
+    Metrics the backend cannot compute exactly (``backend.unavailable``, e.g. a
+    remote server that returns no processed distribution) are reported as None.
+    """
+    unavailable = list(getattr(backend, "unavailable", ()))
+    # A remote server's own text is exact; its per-token strings can be lossy.
+    texts = [(getattr(tr, "text", None) or backend.decode(tr.tokens)).strip() for tr in traces]
     embeddings = embedder.encode(texts) if texts else np.zeros((0, 1), dtype=np.float32)
     centers = analysis.report.gravity_centers
     doc_index = {doc.id: i for i, doc in enumerate(case.documents)}
@@ -87,8 +101,12 @@ def measure_run(
         temperature=traces[0].row.temperature,
         n=len(traces),
         first_token_divergence=metrics.first_token_divergence(first_tokens),
-        mean_entropy=metrics.mean_entropy([[s.entropy for s in tr.steps] for tr in traces]),
-        perplexity=metrics.perplexity([[s.raw_logprob for s in tr.steps] for tr in traces]),
+        mean_entropy=None
+        if "mean_entropy" in unavailable
+        else metrics.mean_entropy([[s.entropy for s in tr.steps] for tr in traces]),
+        perplexity=None
+        if "perplexity" in unavailable
+        else metrics.perplexity([[s.raw_logprob for s in tr.steps] for tr in traces]),
         repetition_rate=metrics.repetition_rate([tr.tokens for tr in traces]),
         semantic_entropy=metrics.semantic_entropy(clusters),
         compliance_rate=metrics.compliance_rate(compliant),
@@ -96,7 +114,8 @@ def measure_run(
         center_pull=metrics.center_pull(followed, [c.id for c in centers]),
         samples=samples,
         first_tokens=_first_token_counts(backend, first_tokens),
-        entropy_by_position=_entropy_by_position(traces),
+        entropy_by_position=[] if "mean_entropy" in unavailable else _entropy_by_position(traces),
+        unavailable=unavailable,
         bifurcations=_bifurcations(backend, traces),
         temperature_last_divergence=round(metrics.order_divergence([tr.steps for tr in traces]), 4),
     )
