@@ -62,7 +62,11 @@ def _check_run(run: dict, seeds: int, centers: list[str]) -> None:
     n = run["n"]
     assert n == seeds == len(run["samples"])
     assert 1 / n - 1e-9 <= run["first_token_divergence"] <= 1.0
-    assert run["mean_entropy"] >= 0 and run["perplexity"] >= 1.0
+    unavailable = set(run.get("unavailable", []))
+    for key in ("mean_entropy", "perplexity"):
+        assert (run[key] is None) == (key in unavailable), f"{key} is null exactly when unavailable"
+    assert run["mean_entropy"] is None or run["mean_entropy"] >= 0
+    assert run["perplexity"] is None or run["perplexity"] >= 1.0
     for key in ("repetition_rate", "compliance_rate", "truncation_rate"):
         assert 0.0 <= run[key] <= 1.0
     assert 0.0 <= run["semantic_entropy"] <= math.log(n) + 1e-9
