@@ -118,6 +118,7 @@ def bench_sampling(case_path: Path | None, seeds: int, temperatures: str, max_ne
     import msgspec
 
     from diagnose.bench import builtin_case, run_bench
+    from diagnose.case import case_from_dict
     from diagnose.case_file import load_case
     from diagnose.console import Console
     from diagnose.errors import CaseError
@@ -128,13 +129,11 @@ def bench_sampling(case_path: Path | None, seeds: int, temperatures: str, max_ne
         temps = [float(t) for t in temperatures.split(",") if t.strip()]
     except ValueError:
         raise CaseError("--temperatures", "must be comma-separated numbers", temperatures) from None
-    base = load_case(case_path) if case_path else builtin_case()
-    case = msgspec.structs.replace(
-        base,
-        sampling=msgspec.structs.replace(
-            base.sampling, seeds=seeds, temperatures=temps, max_new_tokens=max_new_tokens
-        ),
-    )
+    if any(t <= 0 for t in temps):
+        raise CaseError("--temperatures", "the bench compares sampling: each must be above 0", temperatures)
+    data = msgspec.to_builtins(load_case(case_path) if case_path else builtin_case())
+    data["sampling"].update(seeds=seeds, temperatures=temps, max_new_tokens=max_new_tokens)
+    case = case_from_dict(data)  # validated again: temperatures stay in range
     console = Console()
     with console.progress() as progress:
         registry = ModelRegistry(Settings.from_env().models, notify=progress.phase)
@@ -221,11 +220,10 @@ def _diagnoser(progress):
 
 
 def _write_all(outputs: dict[Path, str]) -> None:
-    """Every output was rendered already; each is written via temp file + rename."""
-    from diagnose.report import write_atomic
+    """Every output was rendered already; all are staged as temp files, then renamed."""
+    from diagnose.report import write_all_atomic
 
-    for path, text in outputs.items():
-        write_atomic(path, text)
+    write_all_atomic(outputs)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -190,13 +190,26 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
 
     A failure leaves no partial file behind (contract section 2).
     """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    write_all_atomic({Path(path): text})
+
+
+def write_all_atomic(outputs: dict[Path, str]) -> None:
+    """Write several files all-or-nothing: every temp file first, then the renames.
+
+    If any write fails, no target is touched and the temp files are removed.
+    """
+    staged: list[tuple[str, Path]] = []
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
+        for path, text in outputs.items():
+            target = Path(path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            staged.append((tmp, target))
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        for tmp, target in staged:
+            os.replace(tmp, target)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
         raise

@@ -60,3 +60,32 @@ def test_help_lists_the_commands(capsys):
     assert invoke(["--help"]) == 0
     text = capsys.readouterr().out
     assert "inputs" in text and "run" in text
+
+
+def test_outputs_are_all_or_nothing(tmp_path: Path, monkeypatch):
+    """If the second of two outputs cannot be written, the first is not written either."""
+    import os
+
+    from diagnose import report as report_module
+
+    real_fdopen, opened = os.fdopen, []
+
+    def fdopen_failing_second(fd, *args, **kwargs):
+        opened.append(fd)
+        if len(opened) == 2:
+            os.close(fd)
+            raise OSError("disk full")
+        return real_fdopen(fd, *args, **kwargs)
+
+    monkeypatch.setattr(report_module.os, "fdopen", fdopen_failing_second)
+    first, second = tmp_path / "a.json", tmp_path / "sub" / "b.html"
+    with pytest.raises(OSError, match="disk full"):
+        report_module.write_all_atomic({first: "one", second: "two"})
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def test_bench_rejects_out_of_range_temperatures(capsys):
+    assert invoke(["bench", "sampling", "--temperatures", "0.5,9"]) == 2
+    assert "sampling.temperatures[1]" in capsys.readouterr().err
+    assert invoke(["bench", "sampling", "--temperatures", "0"]) == 2
+    assert "--temperatures" in capsys.readouterr().err
