@@ -234,3 +234,18 @@ def test_degenerate_positions_do_not_break_the_map() -> None:
     points = _parse(page).with_class("circle", "doc-point")
     assert len(points) == 4
     assert all(re.fullmatch(r"-?\d+(\.\d+)?", p["cx"] or "") for p in points)
+
+
+def test_ablation_and_unavailable_metrics_render():
+    from diagnose.report import AblationRun
+
+    report = _report()
+    run = report.sampling.runs[0]
+    run.mean_entropy, run.perplexity, run.unavailable = None, None, ["mean_entropy", "perplexity"]
+    report.sampling.ablation = [
+        AblationRun(variant="no_documents", documents=[], temperature=0.7, mean_entropy=1.5,
+                    semantic_entropy=1.1, first_token_divergence=0.5, center_pull={"none": 1.0}),
+    ]
+    html = render_report_html(report)
+    assert 'id="ablation"' in html and "no_documents" in html
+    assert "n/a" in html

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from markupsafe import Markup
@@ -23,6 +23,9 @@ NONE = "none"
 METRICS = (
     "temperature", "n", "first_token_divergence", "mean_entropy", "perplexity",
     "repetition_rate", "semantic_entropy", "compliance_rate", "truncation_rate",
+)  # fmt: skip
+ABLATION_COLUMNS = (
+    "variant", "documents", "temperature", "mean_entropy", "semantic_entropy", "first_token_divergence",
 )  # fmt: skip
 ENV_SUMMARY = ("model", "model_id", "revision", "model_hash", "dtype", "device", "embedder")
 TOP_FIRST_TOKENS = 12
@@ -121,6 +124,8 @@ class SamplingView:
     metric_names: tuple[str, ...]
     metric_rows: list[list[str]]
     runs: list[RunView]
+    ablation_names: tuple[str, ...] = ()
+    ablation_rows: list[list[str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +234,13 @@ def _sampling(sampling: SamplingReport, inp: InputReport, colors: Mapping[str, s
     facts = [KeyValue("backend", sampling.backend), KeyValue("wall seconds", _fmt(sampling.wall_seconds, 1))]
     rows = [[_fmt(getattr(run, name)) for name in METRICS] for run in sampling.runs]
     runs = [_run(i, run, inp, colors) for i, run in enumerate(sampling.runs)]
-    return SamplingView(facts=facts, metric_names=METRICS, metric_rows=rows, runs=runs)
+    ablation = [
+        [a.variant, str(len(a.documents)), _fmt(a.temperature), _fmt(a.mean_entropy),
+         _fmt(a.semantic_entropy), _fmt(a.first_token_divergence)]
+        for a in sampling.ablation
+    ]
+    return SamplingView(facts=facts, metric_names=METRICS, metric_rows=rows, runs=runs,
+                        ablation_names=ABLATION_COLUMNS if ablation else (), ablation_rows=ablation)
 
 
 def _run(index: int, run: TemperatureRun, inp: InputReport, colors: Mapping[str, str]) -> RunView:
