@@ -135,6 +135,8 @@ def materialize_gguf(source: ModelSource, cache_root: Path, notify: Notify) -> t
     started = time.perf_counter()
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".convert-", dir=target.parent))
+    quiet = os.environ.get("TQDM_DISABLE")
+    os.environ["TQDM_DISABLE"] = "1"  # the GGUF reader's own bar would garble ours
     try:
         tokenizer = AutoTokenizer.from_pretrained(source.directory, gguf_file=source.gguf_file)
         loaded = AutoModelForCausalLM.from_pretrained(source.directory, gguf_file=source.gguf_file)
@@ -148,6 +150,11 @@ def materialize_gguf(source: ModelSource, cache_root: Path, notify: Notify) -> t
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        if quiet is None:
+            os.environ.pop("TQDM_DISABLE", None)
+        else:
+            os.environ["TQDM_DISABLE"] = quiet
     return target, time.perf_counter() - started
 
 
