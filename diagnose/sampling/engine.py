@@ -102,6 +102,7 @@ def decode_rows(
     live = list(range(len(rows)))  # trace index of each batch position
     for position in range(spec.max_new_tokens):
         raw_logprobs = torch.log_softmax(logits, dim=-1)
+        raw_entropy = -(raw_logprobs.exp() * raw_logprobs).nan_to_num().sum(dim=-1)
         top2 = raw_logprobs.topk(2, dim=-1)
         chosen = torch.empty(len(live), dtype=torch.long)
         entropies = torch.empty(len(live))
@@ -130,6 +131,7 @@ def decode_rows(
                     entropy=float(entropies[p]),
                     top2_tokens=(int(top2.indices[p, 0]), int(top2.indices[p, 1])),
                     top2_probs=(float(top2.values[p, 0].exp()), float(top2.values[p, 1].exp())),
+                    raw_entropy=float(raw_entropy[p]),
                     temperature_last_differs=bool(order_differs[p]),
                 )
             )

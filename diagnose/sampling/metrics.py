@@ -57,6 +57,8 @@ class StepRecord:
     """The two most likely token ids of the raw distribution, most likely first."""
     top2_probs: tuple[float, float]
     """Their raw probabilities, in the same order."""
+    raw_entropy: float = float("nan")
+    """Entropy in nats of the raw distribution at this position (NaN when unknown)."""
     temperature_last_differs: bool = False
     """Whether applying temperature last (llama.cpp, Ollama) would keep a different
     candidate set than this step's order (temperature before top-k/top-p)."""

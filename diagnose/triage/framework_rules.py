@@ -26,6 +26,13 @@ def sampler_portability(ctx: TriageContext) -> Flag | None:
         )
     if any(t <= 1e-5 for t in spec.temperatures):
         notes["Hugging Face"] = "temperature 0 with do_sample=True raises; use do_sample=False"
+    served = ctx.environment.get("framework") or {}
+    dropped = served.get("dropped_parameters") or {}
+    if served:
+        notes[f"{served.get('framework')} (sampled here)"] = (
+            f"sampler order: {' → '.join(served.get('order') or ['unknown'])}"
+            + (f"; ignored parameters: {', '.join(sorted(dropped))}" if dropped else "")
+        )
     if not notes:
         return None
     measured = {
@@ -42,8 +49,10 @@ def sampler_portability(ctx: TriageContext) -> Flag | None:
     if measured:
         evidence["temperature_last_divergence"] = measured
         evidence["threshold"] = limit
+    if dropped:
+        evidence["dropped_parameters"] = dropped
     return Flag(
-        "warn" if material else "info",
+        "warn" if material or dropped else "info",
         evidence,
         "These settings do not mean the same sampler in every serving framework. Diagnose with "
         "the framework you deploy on (an OpenAI-compatible backend), or pin parameters that "

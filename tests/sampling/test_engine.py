@@ -119,3 +119,11 @@ def test_records_where_temperature_last_would_keep_other_candidates():
     assert kept(0.3) != kept(1.0)  # the case is built so that the order matters
     by_temperature = {t.row.temperature: t.steps[0].temperature_last_differs for t in traces}
     assert by_temperature == {0.3: True, 1.0: False}
+
+
+def test_raw_entropy_is_recorded_per_step():
+    spec = SamplingSpec(seeds=1, temperatures=[0.5], max_new_tokens=1, top_k=0, top_p=1.0)
+    step = decode_rows(_backend(), PROMPT, rows_for(spec), spec)[0].steps[0]
+    raw = torch.softmax(torch.tensor(_logits(PROMPT)), dim=-1)
+    expected = -sum(float(p) * math.log(float(p)) for p in raw if p > 0)
+    assert step.raw_entropy == pytest.approx(expected, abs=1e-5)

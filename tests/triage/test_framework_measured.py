@@ -40,3 +40,16 @@ def test_small_divergence_stays_informational():
     limit = TriageThresholds().framework_divergence_warn
     flag = sampler_portability(_context({0.2: limit / 2, 1.2: 0.0}))
     assert flag is not None and flag.severity == "info"
+
+
+def test_parameters_a_served_framework_ignores_make_it_a_warning():
+    context = _context({0.7: 0.0})
+    served = {"framework": "ollama", "order": ["top_k", "temperature", "top_p"],
+              "dropped_parameters": {"top_k": 50}}
+    flagged = sampler_portability(TriageContext(
+        case=context.case, inputs=context.inputs, sampling=context.sampling,
+        environment={"framework": served}, thresholds=context.thresholds,
+    ))
+    assert flagged.severity == "warn"
+    assert flagged.evidence["dropped_parameters"] == {"top_k": 50}
+    assert "top_k → temperature → top_p" in flagged.evidence["differences"]["ollama (sampled here)"]
