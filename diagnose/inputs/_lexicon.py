@@ -39,7 +39,7 @@ COUNT_WORDS = frozenset(
 HEADS = frozenset(
     """sport artist creator director author singer band composer founder father mother husband
     wife son daughter candidate character profession occupation position party ideology genre
-    line type medium format rank conflict war state location country city aircraft unit where""".split()
+    line type medium format rank protagonist conflict war state location country city aircraft unit where""".split()
 )
 GENERIC_QUALIFIERS = frozenset(
     """album song single ep film movie band club novel series tv television play video game
@@ -85,6 +85,25 @@ CLASS_WORDS["state"] = tuple(
     new york|north carolina|north dakota|ohio|oklahoma|oregon|pennsylvania|rhode island|
     south carolina|south dakota|tennessee|texas|utah|vermont|virginia|west virginia|washington|
     wisconsin|wyoming""".replace("\n", "").split("|")
+)
+CLASS_WORDS["genre"] = tuple(
+    """comedy|romantic comedy|black comedy|comedy drama|drama|thriller|crime thriller|gangster|
+    psychological thriller|horror|science fiction|fantasy|romance|action|action thriller|documentary|
+    animated|animation|musical|western|crime|crime drama|mystery|adventure|war|biographical|
+    historical|satire|parody|mockumentary|noir|film noir|superhero|martial arts|disaster|
+    sitcom|soap opera|reality|sketch comedy|children s|young adult|detective fiction|
+    rock|pop|pop rock|jazz|hip hop|country|folk|blues|heavy metal|metal|punk|punk rock|electronic|
+    rap|r b|soul|reggae|classical|gospel|alternative rock|indie rock|indie pop|dance|techno|
+    house|disco|funk|grunge|ska|new wave|synth pop|psychedelic rock|hard rock|progressive rock|
+    role playing|platform|first person shooter|shooter|puzzle|strategy|simulation|racing|fighting|
+    poetry|memoir|novella|short story|epic|tragedy|fable""".replace("\n", "").split("|")
+)
+CLASS_WORDS["format"] = tuple(
+    """direct to video|sequel|prequel|spin off|remake|feature film|short film|
+    television film|tv film|made for television|miniseries|television series|tv series|web series|
+    anthology|studio album|live album|compilation album|ep|single|
+    mixtape|box set|paperback|hardcover|e book|audiobook|podcast|radio|broadcast|
+    comic|graphic novel|manga|anime|documentary|newspaper|magazine|video game|board game""".replace("\n", "").split("|")
 )
 CLASS_WORDS["occupation"] = CLASS_WORDS["profession"]
 CLASS_WORDS = {k: tuple(t.strip() for t in v if t.strip()) for k, v in CLASS_WORDS.items()}

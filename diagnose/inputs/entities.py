@@ -14,7 +14,9 @@ _NAME = r"((?:[A-Z][\w.'’&-]*)(?:\s+(?:[A-Z0-9][\w.'’&-]*|of|the|de|von|van|
 
 
 def entity_candidates(q: Question, text: str) -> list[Answer]:
-    out: list[Answer] = []
+    from diagnose.inputs.roles import role_candidates
+
+    out: list[Answer] = role_candidates(q, text)
     lexicon = lex.CLASS_WORDS.get(q.head or "", ())
     ent = _entity_norm(q).split()
     if ent:
