@@ -110,7 +110,9 @@ def bench() -> None:
 @click.option("--seeds", type=click.IntRange(1, 256), default=16, show_default=True, help="Samples per temperature.")
 @click.option("--temperatures", default="0.5,0.8,1.2", show_default=True, help="Comma-separated, each above 0.")
 @click.option("--max-new-tokens", type=click.IntRange(1, 4096), default=64, show_default=True)
-def bench_sampling(case_path: Path | None, seeds: int, temperatures: str, max_new_tokens: int) -> None:
+@click.option("--random-model", type=click.Choice(["tiny", "1b"]), help="Instead of the case's model, a seeded random-initialised Llama of this shape (for GPU hosts without model weights).")
+def bench_sampling(case_path: Path | None, seeds: int, temperatures: str, max_new_tokens: int,
+                   random_model: str | None) -> None:
     """Shared-prefix batched engine vs HF generate(num_return_sequences=seeds) per temperature.
 
     Ends with one line: BENCH speedup_vs_hf=X samples_per_s=Y peak_rss_mb=Z seeds_reproducible=...
@@ -138,11 +140,21 @@ def bench_sampling(case_path: Path | None, seeds: int, temperatures: str, max_ne
     with console.progress() as progress:
         registry = ModelRegistry(Settings.from_env().models, notify=progress.phase)
         progress.phase("loading generator")
-        backend = registry.generator(case.model)
+        if random_model:
+            from diagnose.models import pick_device, pick_dtype
+            from diagnose.sampling.random_model import random_backend
+
+            models = registry.settings
+            device = pick_device(models.device)
+            tokenizer = registry.prompt_counter(case.model).tokenizer
+            backend = random_backend(random_model, tokenizer, device, pick_dtype(models.dtype, device))
+        else:
+            backend = registry.generator(case.model)
         result = run_bench(backend, case, on_phase=progress.phase)
     click.echo(
         f"prompt {result.prompt_tokens} tokens, {len(temps)} temperatures x {seeds} seeds, "
-        f"max_new_tokens {max_new_tokens}, device {backend.identity.get('device')}, "
+        f"max_new_tokens {max_new_tokens}, model {backend.identity.get('id')}, "
+        f"device {backend.identity.get('device')} {backend.identity.get('dtype')}, "
         f"shared-prefix attention {'on' if backend.shared_prefix else 'off'}"
     )
     for row in result.table():
