@@ -111,6 +111,8 @@ class Case(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     constraints: list[Constraint] = []
     model: str = "default"
     """``default`` (the embedded model), a Hugging Face model directory or a GGUF file."""
+    tags: list[str] = []
+    """Extension: labels to select subsets of a prompt library (``nightly --tag``)."""
 
     def __post_init__(self) -> None:
         if any(not isinstance(d, Document) for d in self.documents):

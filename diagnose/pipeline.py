@@ -76,13 +76,15 @@ class Diagnoser:
         ablation: bool = False,
         baseline_environment: dict | None = None,
         remote: "RemoteBackend | None" = None,
+        seed_offset: int = 0,
     ) -> Report:
         """The whole pipeline on the case's model.
 
         ``ablation`` also samples the question without documents and with the dominant
         center only; ``baseline_environment`` (a previous report's ``environment``)
         is compared with this run's fingerprint. ``remote`` samples on an
-        OpenAI-compatible server instead of the case's local model.
+        OpenAI-compatible server instead of the case's local model. ``seed_offset``
+        moves every sample's seed (0: sample ``i`` uses seed ``i``).
         """
         from diagnose.sampling.stage import run_sampling, sample_traces
 
@@ -101,6 +103,7 @@ class Diagnoser:
             self.registry.embedder(),
             analysis,
             on_step=lambda position, live: self.progress.update(position),
+            seed_offset=seed_offset,
         )
         self.progress.phase("determinism check")
         probe = max(traces, key=lambda tr: (tr.row.temperature, -tr.row.seed))

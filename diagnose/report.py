@@ -91,6 +91,8 @@ class Sample(msgspec.Struct, kw_only=True):
     """Extension: the gravity center this sample followed, or "none"."""
     compliant: bool = True
     """Extension: passed every constraint."""
+    first_token: str = ""
+    """Extension: the first generated token (as in ``first_tokens``), for per-sample statistics."""
 
 
 class Bifurcation(msgspec.Struct, kw_only=True):

@@ -64,9 +64,14 @@ class DecodeStats:
     """Sum over steps of the rows still decoding: the work actually done."""
 
 
-def rows_for(spec: SamplingSpec) -> list[Row]:
-    """All (temperature, seed) rows of a case, temperature-major."""
-    return [Row(t, seed) for t in spec.temperatures for seed in range(spec.seeds)]
+def rows_for(spec: SamplingSpec, seed_offset: int = 0) -> list[Row]:
+    """All (temperature, seed) rows of a case, temperature-major.
+
+    Seeds are ``seed_offset .. seed_offset + seeds - 1``: 0 by default, so a case
+    always gives the same samples; a regression run can move the offset to draw
+    fresh samples and see the real sampling noise.
+    """
+    return [Row(t, seed_offset + i) for t in spec.temperatures for i in range(spec.seeds)]
 
 
 @torch.inference_mode()

@@ -30,9 +30,11 @@ def run_sampling(
     embedder: Embedder,
     analysis: InputAnalysis,
     on_step: StepCallback | None = None,
+    seed_offset: int = 0,
 ) -> tuple[SamplingReport, list[Trace]]:
     started = time.perf_counter()
-    traces = sample_traces(case, backend, prompt_ids, rows_for(case.sampling), on_step)
+    rows = rows_for(case.sampling, seed_offset)
+    traces = sample_traces(case, backend, prompt_ids, rows, on_step)
     runs = [
         measure_run(
             case,
@@ -90,6 +92,7 @@ def measure_run(
             seed=tr.row.seed,
             text=text,
             finish_reason="stop" if tr.finish_reason == "stop" else "length",
+            first_token=_token_label(backend, tr.steps[0].token) if tr.steps else "",
             tokens=len(tr.tokens),
             cluster=cluster,
             center=center,
@@ -121,10 +124,14 @@ def measure_run(
     )
 
 
+def _token_label(backend: Backend, token: int) -> str:
+    return repr(backend.decode([token])) if token not in backend.eos_token_ids else "<eos>"
+
+
 def _first_token_counts(backend: Backend, first_tokens: list[int]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for token in first_tokens:
-        key = repr(backend.decode([token])) if token not in backend.eos_token_ids else "<eos>"
+        key = _token_label(backend, token)
         counts[key] = counts.get(key, 0) + 1
     return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
