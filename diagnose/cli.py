@@ -100,6 +100,64 @@ def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, a
         console.wrote(list(outputs))
 
 
+@cli.command()
+@click.argument("library", type=click.Path(exists=True, path_type=Path))
+@click.option("--baseline", help="A run directory, a run id under --runs-dir, or one report JSON (default: the latest finished run of this library).")
+@click.option("--junit", "junit_out", type=click.Path(dir_okay=False, path_type=Path), help="Write JUnit XML here (one test case per prompt).")
+@click.option("--markdown", "markdown_out", type=click.Path(dir_okay=False, path_type=Path), help="Write a Markdown summary here (fit for a pull-request comment).")
+@click.option("--fail-on", type=click.Choice(["warn", "fail", "never"]), default="fail", show_default=True, help="Exit 1 when a case's gate status reaches this level.")
+@click.option("--tag", "tags", multiple=True, help="Only cases carrying this tag (repeatable: all must match).")
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Processes, each with its own models (1 is right on 2 cores).")
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True, help="Where runs are stored (one folder per run; an interrupted run resumes).")
+@click.option("--seed-offset", type=int, help="Seed of the first sample (default: derived from the run id, so each run draws fresh samples).")
+def nightly(library: Path, baseline: str | None, junit_out: Path | None, markdown_out: Path | None,
+            fail_on: str, tags: tuple[str, ...], workers: int, runs_dir: Path, seed_offset: int | None) -> int:
+    """Regression run over a prompt library: run every case, compare with a baseline run.
+
+    The gate compares distributions, not single outputs: semantic entropy and
+    first-token divergence with bootstrap confidence intervals, compliance and
+    truncation with Fisher exact tests, the leading gravity center, new findings
+    and environment changes; one test per metric per case, Bonferroni-corrected.
+    """
+    import diagnose.nightly as nightly_runs
+    from diagnose.console import Console
+    from diagnose.nightly.junit import render_junit
+    from diagnose.nightly.markdown import render_markdown
+
+    console = Console()
+    with console.progress() as progress:
+        progress.phase(f"nightly over {library}")
+
+        def on_case(record, done: int, total: int) -> None:
+            progress.phase(f"{record.case_id} ({record.status})", total=total)
+            progress.update(done)
+
+        result = nightly_runs.run_nightly(
+            library, runs_dir, baseline, tags=tags, workers=workers, seed_offset=seed_offset,
+            diagnose_factory=nightly_runs.default_diagnose_factory, on_case=on_case, fail_on=fail_on,
+        )
+    outputs: dict[Path, str] = {}
+    if junit_out:
+        outputs[junit_out] = render_junit(result)
+    if markdown_out:
+        outputs[markdown_out] = render_markdown(result)
+    _write_all(outputs)
+    counts = result.counts()
+    click.echo(
+        f"run {result.run.run_id}: {len(result.comparisons)} cases, {counts.get('pass', 0)} pass, "
+        f"{counts.get('warn', 0)} warn, {counts.get('fail', 0)} fail "
+        f"(baseline: {result.baseline.run_id if result.baseline else 'none'}; {result.wall_seconds:.0f} s)"
+    )
+    for comparison in result.comparisons:
+        if comparison.status != "pass":
+            click.echo(f"  {comparison.status:<4} {comparison.case_id}")
+            for change in comparison.regressions:
+                click.echo(f"       {change.kind}: {change.message}")
+    for path in outputs:
+        click.echo(f"wrote {path}")
+    return result.exit_status()
+
+
 @cli.group()
 def bench() -> None:
     """Benchmarks that print figures measured in the same process."""
@@ -248,7 +306,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _run(invoke: Callable[[], object], debug: bool) -> int:
     try:
-        invoke()
+        returned = invoke()
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         return 1
@@ -271,7 +329,8 @@ def _run(invoke: Callable[[], object], debug: bool) -> int:
         else:
             click.echo("(run with --debug for the traceback)", err=True)
         return 1
-    return 0
+    # A command may return an exit status (nightly: the gate under --fail-on).
+    return returned if isinstance(returned, int) else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,117 @@
+"""JUnit XML for a nightly run: one test case per prompt, failures carry the evidence.
+
+Built with ``xml.etree.ElementTree`` (which escapes text and attributes); control
+characters that XML 1.0 forbids (model output may hold them) are dropped first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from diagnose.nightly import NightlyResult
+    from diagnose.nightly.compare import CaseComparison, Change
+
+CLASSNAME = "diagnose.nightly"
+_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_SEVERITY_RANK = {"info": 0, "warn": 1, "fail": 2}
+
+
+def clean(text: Any) -> str:
+    """``text`` as a string XML 1.0 can hold."""
+    return _INVALID_XML.sub("", str(text))
+
+
+def key_metrics(report: dict | None) -> list[str]:
+    """A few lines that sum a report up: verdict, input stage, each temperature run."""
+    if not report:
+        return []
+    inp = report.get("input") or {}
+    conflict = inp.get("conflict") or {}
+    lines = [
+        f"verdict: {report.get('verdict')}",
+        f"input: {len(inp.get('gravity_centers') or [])} gravity center(s), "
+        f"{len(inp.get('noise_documents') or [])} noise document(s), conflict "
+        f"{'detected' if conflict.get('detected') else 'none'} (score {_num(conflict.get('score'))})",
+    ]
+    for run in (report.get("sampling") or {}).get("runs") or []:
+        pull = run.get("center_pull") or {}
+        top = max(pull.items(), key=lambda kv: kv[1]) if pull else None
+        lines.append(
+            f"T={run.get('temperature')} n={run.get('n')}: semantic_entropy {_num(run.get('semantic_entropy'))}, "
+            f"first_token_divergence {_num(run.get('first_token_divergence'))}, "
+            f"compliance {_num(run.get('compliance_rate'))}, truncation {_num(run.get('truncation_rate'))}"
+            + (f", top center {top[0]} {_num(top[1])}" if top else "")
+        )
+    findings = [f"{f.get('severity')} {f.get('stage')}/{f.get('rule')}" for f in report.get("findings") or []
+                if f.get("severity") != "info"]
+    if findings:
+        lines.append("findings: " + ", ".join(findings))
+    return lines
+
+
+def describe_change(change: "Change") -> str:
+    """One line: severity, kind, temperature and message."""
+    at = f" (T={change.temperature})" if change.temperature is not None else ""
+    return f"[{change.severity}] {change.kind}{at}: {change.message}"
+
+
+def evidence_json(change: "Change") -> str:
+    body = {"baseline": change.baseline, "current": change.current, "evidence": change.evidence}
+    return json.dumps(body, indent=2, ensure_ascii=False, default=str, sort_keys=True)
+
+
+def main_change(comparison: "CaseComparison") -> "Change | None":
+    """The most severe change (the first of its severity), or None."""
+    if not comparison.changes:
+        return None
+    return max(comparison.changes, key=lambda c: _SEVERITY_RANK.get(c.severity, 0))
+
+
+def render_junit(result: "NightlyResult") -> str:
+    """The result as a JUnit XML document (one ``<testcase>`` per case, in run order)."""
+    run = result.run
+    failing = {c.case_id for c in result.failing()}
+    total_time = sum(c.seconds or 0.0 for c in run.cases)
+    suites = ET.Element("testsuites", name="diagnose nightly")
+    suite = ET.SubElement(suites, "testsuite", name=CLASSNAME, timestamp=clean(run.started),
+                          hostname=clean(socket.gethostname()))
+    properties = ET.SubElement(suite, "properties")
+    for name, value in (("run_id", run.run_id), ("library", run.library), ("seed_offset", run.seed_offset),
+                        ("baseline", result.baseline.run_id if result.baseline else "none"),
+                        ("fail_on", result.fail_on), ("tags", ",".join(run.tags))):
+        ET.SubElement(properties, "property", name=name, value=clean(value))
+    failures = 0
+    for comparison in result.comparisons:
+        record = run.case(comparison.case_id)
+        case = ET.SubElement(suite, "testcase", classname=CLASSNAME, name=clean(comparison.case_id),
+                             time=f"{(record.seconds or 0.0) if record else 0.0:.3f}")
+        if record is not None:
+            case.set("file", clean(record.path))
+        if comparison.case_id in failing:
+            failures += 1
+            bad = [c for c in comparison.changes if c.severity in ("warn", "fail")] or comparison.changes
+            failure = ET.SubElement(case, "failure", type=comparison.status,
+                                    message=clean("; ".join(c.message for c in bad)[:1000]))
+            failure.text = clean("\n\n".join(f"{describe_change(c)}\n{evidence_json(c)}" for c in bad))
+        out = [f"status: {comparison.status}", *key_metrics(run.report(comparison.case_id))]
+        if record is not None and record.seconds is not None:
+            out.append(f"seconds: {record.seconds}" + (" (reused from an earlier attempt)" if record.reused else ""))
+        out += ["changes:", *(f"  {describe_change(c)}" for c in comparison.changes)] if comparison.changes else []
+        ET.SubElement(case, "system-out").text = clean("\n".join(out))
+    for element in (suites, suite):
+        element.set("tests", str(len(result.comparisons)))
+        element.set("failures", str(failures))
+        element.set("errors", "0")
+        element.set("time", f"{total_time:.3f}")
+    suite.set("skipped", "0")
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _num(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
