@@ -201,6 +201,7 @@ def write_all_atomic(outputs: dict[Path, str]) -> None:
     If any write fails, no target is touched and the temp files are removed.
     """
     staged: list[tuple[str, Path]] = []
+    mode = 0o666 & ~_umask()  # mkstemp makes 0600 files; outputs get the usual permissions
     try:
         for path, text in outputs.items():
             target = Path(path)
@@ -209,9 +210,16 @@ def write_all_atomic(outputs: dict[Path, str]) -> None:
             staged.append((tmp, target))
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
+            os.chmod(tmp, mode)
         for tmp, target in staged:
             os.replace(tmp, target)
     except BaseException:
         for tmp, _ in staged:
             Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -89,3 +89,17 @@ def test_bench_rejects_out_of_range_temperatures(capsys):
     assert "sampling.temperatures[1]" in capsys.readouterr().err
     assert invoke(["bench", "sampling", "--temperatures", "0"]) == 2
     assert "--temperatures" in capsys.readouterr().err
+
+
+def test_outputs_get_the_usual_file_permissions(tmp_path: Path):
+    import os
+    import stat
+
+    from diagnose.report import write_atomic
+
+    mask = os.umask(0o022)
+    try:
+        write_atomic(tmp_path / "r.json", "{}")
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE((tmp_path / "r.json").stat().st_mode) == 0o644
