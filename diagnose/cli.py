@@ -127,10 +127,13 @@ def nightly(library: Path, baseline: str | None, junit_out: Path | None, markdow
     console = Console()
     with console.progress() as progress:
         progress.phase(f"nightly over {library}")
+        started = [False]
 
         def on_case(record, done: int, total: int) -> None:
-            progress.phase(f"{record.case_id} ({record.status})", total=total)
-            progress.update(done)
+            if not started[0]:  # the number of cases is known once the library is read
+                progress.phase("nightly", total=total)
+                started[0] = True
+            progress.update(done, description=f"nightly: {record.case_id} ({record.status})")
 
         result = nightly_runs.run_nightly(
             library, runs_dir, baseline, tags=tags, workers=workers, seed_offset=seed_offset,

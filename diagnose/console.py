@@ -35,9 +35,9 @@ class _BarProgress:
             self._progress.stop_task(self._task)
             self._task = None
 
-    def update(self, completed: int) -> None:
+    def update(self, completed: int, description: str | None = None) -> None:
         if self._task is not None:
-            self._progress.update(self._task, completed=completed)
+            self._progress.update(self._task, completed=completed, description=description)
 
 
 class Console:
