@@ -13,6 +13,22 @@ LIBRARIES = (
 )
 
 
+FINGERPRINT_KEYS = ("model_id", "model_hash", "quantization", "dtype", "device", "backend", "threads", "cuda")
+"""Fingerprint keys whose change can shift token probabilities on its own."""
+
+
+def fingerprint_diff(baseline: dict[str, Any], current: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """``{key: (baseline value, current value)}`` for each differing fingerprint key and
+    library version (``libraries.<name>``); empty when the fingerprints agree."""
+    diff = {key: (baseline.get(key), current.get(key))
+            for key in FINGERPRINT_KEYS if baseline.get(key) != current.get(key)}
+    before, now = baseline.get("libraries") or {}, current.get("libraries") or {}
+    for name in sorted(set(before) | set(now)):
+        if before.get(name) != now.get(name):
+            diff[f"libraries.{name}"] = (before.get(name), now.get(name))
+    return diff
+
+
 def library_versions() -> dict[str, str]:
     versions = {}
     for name in LIBRARIES:

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from diagnose.nightly.stats import (
     first_token_divergence_of, proportion_test, semantic_entropy_of, stratified_bootstrap_diff_ci)
-from diagnose.triage.environment_rules import FINGERPRINT_KEYS
+from diagnose.environment import fingerprint_diff
 
 __all__ = ["CaseComparison", "Change", "GateSettings", "compare_reports", "environment_diff"]
 
@@ -108,13 +108,8 @@ def compare_reports(
 
 def environment_diff(baseline: dict[str, Any], current: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """``{key: {"baseline": b, "current": c}}`` for each differing fingerprint key and library."""
-    diff = {key: {"baseline": baseline.get(key), "current": current.get(key)}
-            for key in FINGERPRINT_KEYS if baseline.get(key) != current.get(key)}
-    before, now = baseline.get("libraries") or {}, current.get("libraries") or {}
-    for name in sorted(set(before) | set(now)):
-        if before.get(name) != now.get(name):
-            diff[f"libraries.{name}"] = {"baseline": before.get(name), "current": now.get(name)}
-    return diff
+    return {key: {"baseline": before, "current": now}
+            for key, (before, now) in fingerprint_diff(baseline, current).items()}
 
 
 def _env_phrase(key: str, d: dict[str, Any]) -> str:

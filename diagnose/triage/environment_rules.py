@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from diagnose.environment import fingerprint_diff
 from diagnose.triage.context import Flag, TriageContext
 
 
@@ -36,22 +37,14 @@ def quantized_model(ctx: TriageContext) -> Flag | None:
     )
 
 
-FINGERPRINT_KEYS = ("model_id", "model_hash", "quantization", "dtype", "device", "backend", "threads", "cuda")
-
-
 def fingerprint_changed(ctx: TriageContext) -> Flag | None:
     baseline = ctx.baseline_environment
     if not baseline:
         return None
     changes = {
-        key: {"baseline": baseline.get(key), "now": ctx.environment.get(key)}
-        for key in FINGERPRINT_KEYS
-        if baseline.get(key) != ctx.environment.get(key)
+        key: {"baseline": before, "now": now}
+        for key, (before, now) in fingerprint_diff(baseline, ctx.environment).items()
     }
-    before, now = baseline.get("libraries") or {}, ctx.environment.get("libraries") or {}
-    for name in sorted(set(before) | set(now)):
-        if before.get(name) != now.get(name):
-            changes[f"libraries.{name}"] = {"baseline": before.get(name), "now": now.get(name)}
     if not changes:
         return None
     return Flag(
