@@ -84,15 +84,15 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
-def content_hash(source: ModelSource) -> str:
+def content_hash(source: ModelSource, sha256: Callable[[Path], str] = file_sha256) -> str:
     """sha256 of the GGUF file, or of the directory's weight and config files."""
     if source.gguf_file:
-        return file_sha256(source.path)
+        return sha256(source.path)
     digest = hashlib.sha256()
     for file in sorted(source.directory.iterdir()):
         if file.is_file() and file.suffix in {".safetensors", ".bin", ".json", ".model"}:
             digest.update(file.name.encode())
-            digest.update(file_sha256(file).encode())
+            digest.update(sha256(file).encode())
     return digest.hexdigest()
 
 
@@ -117,7 +117,9 @@ def pick_dtype(setting: str, device: str):
         raise ModelError(f"unknown dtype setting {setting!r}") from None
 
 
-def materialize_gguf(source: ModelSource, cache_root: Path, notify: Notify) -> tuple[Path, float]:
+def materialize_gguf(
+    source: ModelSource, cache_root: Path, notify: Notify, sha256: Callable[[Path], str] = file_sha256
+) -> tuple[Path, float]:
     """Return a safetensors directory for a GGUF model, converting it once.
 
     A model loaded from GGUF refuses ``save_pretrained``, so it is rebuilt from
@@ -127,7 +129,7 @@ def materialize_gguf(source: ModelSource, cache_root: Path, notify: Notify) -> t
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    digest = file_sha256(source.path)
+    digest = sha256(source.path)
     target = cache_root / "models" / f"{Path(source.gguf_file or '').stem}-{digest[:16]}"
     if (target / "config.json").is_file():
         return target, 0.0
@@ -169,7 +171,17 @@ class ModelRegistry:
         self._notify = notify or (lambda message: None)
         self._embedder: CachedEmbedder | None = None
         self._generators: dict[str, TransformersBackend] = {}
+        self._digests: dict[tuple[Path, int, int], str] = {}
         self.load_seconds: dict[str, float] = {}
+
+    def _sha256(self, path: Path) -> str:
+        """A file's sha256, hashed once per process while its size and mtime stay the same
+        (tokenizer lookup, model load and every report's fingerprint all ask for it)."""
+        stat = path.stat()
+        key = (path.resolve(), stat.st_size, stat.st_mtime_ns)
+        if key not in self._digests:
+            self._digests[key] = file_sha256(path)
+        return self._digests[key]
 
     def embedder(self) -> "CachedEmbedder":
         if self._embedder is None:
@@ -209,7 +221,7 @@ class ModelRegistry:
 
                 torch.set_num_threads(self.settings.threads)
             directory, converted = (
-                materialize_gguf(source, self.settings.cache_dir, self._notify)
+                materialize_gguf(source, self.settings.cache_dir, self._notify, self._sha256)
                 if source.gguf_file
                 else (source.directory, 0.0)
             )
@@ -236,7 +248,7 @@ class ModelRegistry:
 
         source = resolve_generator(name)
         directory = (
-            materialize_gguf(source, self.settings.cache_dir, self._notify)[0]
+            materialize_gguf(source, self.settings.cache_dir, self._notify, self._sha256)[0]
             if source.gguf_file
             else source.directory
         )
@@ -248,7 +260,7 @@ class ModelRegistry:
         return {
             "id": source.name if source.name != "default" else f"default ({DEFAULT_GGUF})",
             "path": str(source.path),
-            "sha256": content_hash(source),
+            "sha256": content_hash(source, self._sha256),
             "format": "gguf" if source.gguf_file else "transformers",
             "quantization": _gguf_quantization(source.gguf_file),
             "loaded_from": str(directory),
@@ -261,7 +273,7 @@ class ModelRegistry:
         weights = path / "model.safetensors"
         return {
             "id": "all-MiniLM-L6-v2" if self.settings.embedder == "default" else str(path),
-            "sha256": file_sha256(weights) if weights.is_file() else None,
+            "sha256": self._sha256(weights) if weights.is_file() else None,
         }
 
 

@@ -51,3 +51,19 @@ def test_gguf_cache_is_reused_and_loads_as_a_model_directory(tmp_path: Path):
     prompt = from_gguf.chat_ids([{"role": "user", "content": "Name a colour."}])
     tokens = lambda backend: [t.tokens for t in decode_rows(backend, prompt, rows_for(spec), spec)]
     assert tokens(from_dir) == tokens(from_gguf)
+
+
+def test_registry_hashes_each_file_once_while_it_is_unchanged(tmp_path: Path, monkeypatch):
+    import diagnose.models as models
+
+    calls: list[Path] = []
+    real = models.file_sha256
+    monkeypatch.setattr(models, "file_sha256", lambda path: (calls.append(path), real(path))[1])
+    weights = tmp_path / "w.bin"
+    weights.write_bytes(b"abc")
+    registry = ModelRegistry(ModelSettings(cache_dir=tmp_path))
+    assert registry._sha256(weights) == registry._sha256(weights) == real(weights)
+    assert calls == [weights]
+    weights.write_bytes(b"abcd")  # changed size: hashed again
+    assert registry._sha256(weights) == real(weights)
+    assert calls == [weights, weights]
