@@ -292,6 +292,15 @@ def _diagnoser(progress):
     return Diagnoser.from_settings(Settings.from_env(), progress)
 
 
+def _register_service_commands() -> None:
+    from diagnose.cli_service import register
+
+    register(cli)
+
+
+_register_service_commands()
+
+
 def _write_all(outputs: dict[Path, str]) -> None:
     """Every output was rendered already; all are staged as temp files, then renamed."""
     from diagnose.report import write_all_atomic

@@ -171,6 +171,7 @@ class ModelRegistry:
         self._notify = notify or (lambda message: None)
         self._embedder: CachedEmbedder | None = None
         self._generators: dict[str, TransformersBackend] = {}
+        self._counters: dict[str, PromptCounter] = {}
         self._digests: dict[tuple[Path, int, int], str] = {}
         self.load_seconds: dict[str, float] = {}
 
@@ -242,6 +243,11 @@ class ModelRegistry:
         if name in self._generators:
             backend = self._generators[name]
             return backend.counter
+        if name not in self._counters:
+            self._counters[name] = self._load_counter(name)
+        return self._counters[name]
+
+    def _load_counter(self, name: str) -> "PromptCounter":
         from transformers import AutoConfig, AutoTokenizer
 
         from diagnose.sampling.backend import PromptCounter

@@ -1,0 +1,116 @@
+"""``create_app(settings)``: the Litestar service over the diagnosis services.
+
+On SQLite (the embedded default) the app also runs the job worker in a thread;
+on PostgreSQL workers are separate ``diagnose worker`` processes.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from litestar import Litestar, Router
+from litestar.connection import ASGIConnection
+from litestar.di import Provide
+from litestar.handlers.base import BaseRouteHandler
+from litestar.openapi import OpenAPIConfig
+from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
+from prometheus_client import REGISTRY, Gauge
+
+from api.controllers.diagnoses import DiagnosesController
+from api.controllers.health import healthz
+from api.db.migrate import upgrade
+from api.db.session import Database
+from api.jobs.runner import DiagnosisRunner
+from api.problems import EXCEPTION_HANDLERS
+from api.services.auth import KeyRing, RateLimiter
+from api.services.diagnoses import DiagnosisService
+from api.services.inline import InlineEngine
+from api.settings import ServiceSettings
+from importlib.metadata import version
+from diagnose.pipeline import Diagnoser
+
+log = logging.getLogger("rag_diagnose.api")
+
+
+def build_queue(settings: ServiceSettings, db: Database, with_worker: bool):
+    """The job transport for the configured database (see :mod:`api.jobs`)."""
+    if settings.uses_postgres:
+        from api.jobs.postgres import PostgresQueue
+
+        return PostgresQueue(settings.database_url, settings.queue.stalled_after_s)
+    from api.jobs.embedded import EmbeddedQueue
+
+    runner = DiagnosisRunner(db, lambda: Diagnoser.from_settings(settings.engine)) if with_worker else None
+    return EmbeddedQueue(_queue_dir(settings.database_url), runner)
+
+
+def _queue_dir(url: str) -> Path:
+    """The ack-queue lives next to the SQLite database file."""
+    database = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else Path("rag-diagnose.db")
+    return database.with_name(database.name + ".queue")
+
+
+def create_app(
+    settings: ServiceSettings | None = None,
+    *,
+    queue: Any = None,
+    inline: InlineEngine | None = None,
+    migrate: bool = True,
+    warm_up: bool = False,
+) -> Litestar:
+    settings = settings or ServiceSettings.from_env()
+    db = Database(settings.database_url)
+    if migrate:
+        upgrade(settings.database_url)
+    queue = queue or build_queue(settings, db, with_worker=settings.queue.embedded_worker)
+    inline = inline or InlineEngine(settings.engine)
+    service = DiagnosisService(db, queue, settings, inline)
+    keys = KeyRing(db, settings.auth.default_rate_limit)
+    limiter = RateLimiter()
+
+    def authorize(connection: ASGIConnection, _: BaseRouteHandler) -> None:
+        client = connection.client.host if connection.client else "unknown"
+        caller = keys.authenticate(connection.headers.get("authorization"), client)
+        limiter.check(caller)
+        connection.state.caller = caller
+
+    def on_startup() -> None:
+        queue.start()
+        if warm_up:
+            inline.warm_up()
+
+    def on_shutdown() -> None:
+        queue.stop()
+        db.dispose()
+
+    metrics = PrometheusConfig(app_name="rag_diagnose", prefix="rag_diagnose", group_path=True,
+                               exclude=["/metrics", "/healthz"])
+    _register_gauges(service)
+    v1 = Router(path="/", route_handlers=[DiagnosesController], guards=[authorize])
+    app = Litestar(
+        route_handlers=[v1, healthz, PrometheusController],
+        dependencies={"service": Provide(lambda: service, sync_to_thread=False)},
+        exception_handlers=EXCEPTION_HANDLERS,
+        middleware=[metrics.middleware],
+        openapi_config=OpenAPIConfig(title="rag-diagnose", version=version("rag-diagnose"), path="/schema"),
+        request_max_body_size=settings.limits.max_body_bytes,
+        on_startup=[on_startup],
+        on_shutdown=[on_shutdown],
+    )
+    app.state.service = service
+    app.state.key_ring = keys
+    return app
+
+
+_GAUGES: dict[str, Gauge] = {}
+
+
+def _register_gauges(service: DiagnosisService) -> None:
+    """Queue depth and live workers, read when /metrics is scraped (one set per process)."""
+    if "pending" not in _GAUGES:
+        _GAUGES["pending"] = Gauge("rag_diagnose_pending_diagnoses", "Diagnoses queued or running", registry=REGISTRY)
+        _GAUGES["workers"] = Gauge("rag_diagnose_workers_alive", "Workers with a recent heartbeat", registry=REGISTRY)
+    _GAUGES["pending"].set_function(service.pending)
+    _GAUGES["workers"].set_function(service.queue.workers_alive)

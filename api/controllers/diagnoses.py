@@ -1,0 +1,83 @@
+"""``/v1/diagnoses``: contract section 4."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+from anyio import to_thread
+from litestar import Controller, Request, Response, delete, get, post
+from litestar.di import NamedDependency
+from litestar.params import BodyKwarg, FromPath, QueryParameter
+
+from api.services.diagnoses import DiagnosisService
+from diagnose.html import render_report_html
+from diagnose.report import Report
+
+CASE_EXAMPLE = {
+    "id": "broken-bow-population",
+    "question": "What is the population of Broken Bow?",
+    "documents": [{"id": "d1", "text": "As of the census of 2010, there were 3,559 people."}],
+}
+
+HTML_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+Service = NamedDependency[DiagnosisService]
+
+
+class DiagnosesController(Controller):
+    path = "/v1/diagnoses"
+    tags = ["diagnoses"]
+
+    @post(status_code=202, summary="Submit a case for diagnosis")
+    async def create(
+        self,
+        request: Request,
+        service: Service,
+        data: Annotated[dict[str, Any], BodyKwarg(description="A case (contract section 1).")],
+        mode: Annotated[Literal["inputs", "run"], QueryParameter(description="`inputs`: input stage only.")] = "run",
+        rerun: Annotated[bool, QueryParameter(description="Ignore a stored identical request and run again.")] = False,
+    ) -> dict[str, Any]:
+        """Queue a diagnosis and answer ``202 {id, status, links}``.
+
+        An identical earlier request (same case, mode, model and settings) is
+        answered with its stored diagnosis unless ``rerun=true``. A small
+        ``mode=inputs`` case is diagnosed inline: its answer is already ``done``
+        and carries the report.
+        """
+        caller = request.state.caller
+        submitted = await to_thread.run_sync(
+            lambda: service.submit(data, mode=mode, rerun=rerun, api_key_id=caller.key_id))
+        return {**submitted.view, "reused": submitted.reused}
+
+    @get(summary="Recent diagnoses")
+    async def list_recent(
+        self,
+        service: Service,
+        status: Annotated[Literal["queued", "running", "done", "failed", "cancelled"] | None, QueryParameter()] = None,
+        case_id: Annotated[str | None, QueryParameter(max_length=128)] = None,
+        limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
+    ) -> list[dict[str, Any]]:
+        return await to_thread.run_sync(lambda: service.list(status=status, case_id=case_id, limit=limit))
+
+    @get("/{diagnosis_id:str}", summary="A diagnosis: status, progress, report when done")
+    async def read(self, service: Service, diagnosis_id: FromPath[str]) -> dict[str, Any]:
+        return await to_thread.run_sync(service.get, diagnosis_id)
+
+    @delete("/{diagnosis_id:str}", status_code=202, summary="Cancel a queued or running diagnosis")
+    async def cancel(self, service: Service, diagnosis_id: FromPath[str]) -> dict[str, Any]:
+        return await to_thread.run_sync(service.cancel, diagnosis_id)
+
+    @get("/{diagnosis_id:str}/report.json", summary="The report JSON alone")
+    async def report_json(self, service: Service, diagnosis_id: FromPath[str]) -> dict[str, Any]:
+        return await to_thread.run_sync(service.report, diagnosis_id)
+
+    @get("/{diagnosis_id:str}/report.html", media_type="text/html", summary="The report page")
+    async def report_html(self, service: Service, diagnosis_id: FromPath[str]) -> Response[str]:
+        report = await to_thread.run_sync(service.report, diagnosis_id)
+        html = render_report_html(msgspec.convert(report, Report))
+        return Response(html, media_type="text/html", headers=HTML_HEADERS)

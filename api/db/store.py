@@ -1,0 +1,90 @@
+"""Reads and writes of diagnoses, shared by the API, the workers and the inline path."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from api.db.models import PENDING, Diagnosis, FindingRow, Fingerprint, utcnow
+
+
+def canonical_json(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_of(data: Any) -> str:
+    return hashlib.sha256(canonical_json(data).encode()).hexdigest()
+
+
+def pending_count(session: Session) -> int:
+    return session.scalar(select(func.count()).select_from(Diagnosis).where(Diagnosis.status.in_(PENDING))) or 0
+
+
+def find_cached(session: Session, request_key: str) -> Diagnosis | None:
+    """The newest diagnosis of an identical request that is done or still on its way."""
+    return session.scalars(
+        select(Diagnosis)
+        .where(Diagnosis.request_key == request_key, Diagnosis.status.in_(("done", *PENDING)))
+        .order_by(Diagnosis.created_at.desc())
+        .limit(1)
+    ).first()
+
+
+def claim(session: Session, diagnosis_id: str, max_attempts: int) -> Diagnosis | None:
+    """Mark a diagnosis running and count the attempt; None when there is nothing to do.
+
+    ``running`` is claimable too: a diagnosis is only delivered again when the
+    worker that held it died, so a second delivery of a finished one is skipped
+    and a job's result is recorded exactly once.
+    """
+    diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=True)
+    if diagnosis is None or diagnosis.status not in PENDING:
+        return None
+    if diagnosis.cancel_requested:
+        finish(diagnosis, "cancelled")
+        return None
+    if diagnosis.attempts >= max_attempts:
+        finish(diagnosis, "failed", error={
+            "title": "worker lost", "detail": f"gave up after {diagnosis.attempts} attempts whose worker died"})
+        return None
+    diagnosis.status = "running"
+    diagnosis.attempts += 1
+    diagnosis.started_at = utcnow()
+    return diagnosis
+
+
+def finish(diagnosis: Diagnosis, status: str, error: dict[str, Any] | None = None) -> None:
+    diagnosis.status = status
+    diagnosis.error = error
+    diagnosis.progress = None
+    diagnosis.finished_at = utcnow()
+
+
+def record_report(session: Session, diagnosis: Diagnosis, report: dict[str, Any]) -> None:
+    """Store the report, its findings as rows and its fingerprint, and mark the diagnosis done."""
+    environment = report.get("environment") or {}
+    fingerprint_id = sha256_of(environment)
+    if session.get(Fingerprint, fingerprint_id) is None:
+        session.add(Fingerprint(id=fingerprint_id, data=environment))
+        session.flush()
+    diagnosis.report = report
+    diagnosis.verdict = report.get("verdict")
+    diagnosis.fingerprint_id = fingerprint_id
+    diagnosis.findings = [
+        FindingRow(
+            position=i, stage=f["stage"], rule=f["rule"], severity=f["severity"],
+            evidence=f.get("evidence") or {}, advice=f.get("advice") or "",
+        )
+        for i, f in enumerate(report.get("findings") or [])
+    ]
+    finish(diagnosis, "done")
+
+
+def set_progress(session: Session, diagnosis_id: str, progress: dict[str, Any]) -> bool:
+    """Save progress; returns whether cancellation was requested meanwhile."""
+    session.execute(update(Diagnosis).where(Diagnosis.id == diagnosis_id).values(progress=progress))
+    return bool(session.scalar(select(Diagnosis.cancel_requested).where(Diagnosis.id == diagnosis_id)))

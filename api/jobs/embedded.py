@@ -1,0 +1,69 @@
+"""The embedded transport: persist-queue's SQLite ack-queue and one worker thread.
+
+A job is acknowledged only after its diagnosis is recorded; if the process dies
+first, the queue puts the job back when it is opened again (``auto_resume``).
+One process owns the file, so this transport serves a single machine; use
+PostgreSQL for several workers.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+import persistqueue
+
+from api.jobs.runner import DiagnosisRunner, Interrupted
+
+log = logging.getLogger("rag_diagnose.worker")
+
+
+class EmbeddedQueue:
+    kind = "sqlite"
+
+    def __init__(self, path: Path, runner: DiagnosisRunner | None) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        self._queue = persistqueue.SQLiteAckQueue(str(path), auto_resume=True, multithreading=True)
+        self._runner = runner
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._busy = threading.Event()
+
+    def enqueue(self, diagnosis_id: str) -> None:
+        self._queue.put(diagnosis_id)
+
+    def start(self) -> None:
+        if self._runner is None or self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._work, name="diagnosis-worker", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        if self._runner is not None:
+            self._runner.stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def workers_alive(self) -> int:
+        return int(self._thread is not None and self._thread.is_alive())
+
+    def _work(self) -> None:
+        while not self._stop.is_set():
+            try:
+                item = self._queue.get(block=True, timeout=0.5, raw=True)
+            except persistqueue.Empty:
+                continue
+            try:
+                self._runner.execute(item["data"])
+            except Interrupted:
+                self._queue.nack(item)  # shutting down: it runs after the restart
+                return
+            except Exception:  # noqa: BLE001 - the database may be briefly gone; try again later
+                log.exception("job %s could not run; it goes back on the queue", item["data"])
+                self._queue.nack(item)
+                self._stop.wait(1.0)
+            else:
+                self._queue.ack(item)

@@ -1,0 +1,129 @@
+"""Run one stored diagnosis: claim it, run the engine, record the result exactly once."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Callable
+
+from api.db.models import Diagnosis
+from api.db.session import Database
+from api.db.store import claim, finish, record_report, set_progress
+from diagnose.case import case_from_dict
+from diagnose.errors import CaseError, DiagnoseError
+from diagnose.pipeline import Diagnoser
+
+log = logging.getLogger("rag_diagnose.worker")
+
+MAX_ATTEMPTS = 3
+"""Deliveries of one diagnosis (a worker that died counts) before it is marked failed."""
+
+
+class Cancelled(Exception):
+    """Raised inside the engine's progress callback when the client cancelled the diagnosis."""
+
+
+class Interrupted(Exception):
+    """The worker is shutting down: the diagnosis goes back to the queue, unfinished."""
+
+
+class _DatabaseProgress:
+    """The engine's progress protocol, saved to the row at most once a second.
+
+    Each save also reads the row's cancel flag, which is how a running diagnosis
+    is cancelled between decode steps.
+    """
+
+    def __init__(self, db: Database, diagnosis_id: str, stopping: threading.Event, every_s: float = 1.0) -> None:
+        self.db, self.diagnosis_id, self.stopping, self.every_s = db, diagnosis_id, stopping, every_s
+        self.state: dict = {"phase": "starting", "completed": 0, "total": None}
+        self._saved_at = 0.0
+
+    def phase(self, description: str, total: int | None = None) -> None:
+        self.state = {"phase": description, "completed": 0, "total": total}
+        self._save(force=True)
+
+    def update(self, completed: int) -> None:
+        self.state["completed"] = completed
+        self._save()
+
+    def _save(self, force: bool = False) -> None:
+        if self.stopping.is_set():
+            raise Interrupted()
+        now = time.monotonic()
+        if not force and now - self._saved_at < self.every_s:
+            return
+        self._saved_at = now
+        with self.db.session() as session:
+            if set_progress(session, self.diagnosis_id, dict(self.state)):
+                raise Cancelled()
+
+
+class DiagnosisRunner:
+    """Owns the models of one worker; ``execute`` is what every queue transport calls."""
+
+    def __init__(self, db: Database, diagnoser_factory: Callable[[], Diagnoser]) -> None:
+        self.db = db
+        self._factory = diagnoser_factory
+        self._diagnoser: Diagnoser | None = None
+        self.stopping = threading.Event()
+        """Set on shutdown: the running diagnosis stops at its next progress report."""
+
+    @property
+    def diagnoser(self) -> Diagnoser:
+        if self._diagnoser is None:
+            self._diagnoser = self._factory()
+        return self._diagnoser
+
+    def execute(self, diagnosis_id: str) -> None:
+        with self.db.session() as session:
+            diagnosis = claim(session, diagnosis_id, MAX_ATTEMPTS)
+            if diagnosis is None:
+                return
+            mode, case_data, seed_offset = diagnosis.mode, diagnosis.case, diagnosis.seed_offset
+        log.info("diagnosis %s started (%s)", diagnosis_id, mode)
+        try:
+            report = self._diagnose(diagnosis_id, mode, case_data, seed_offset)
+        except Cancelled:
+            self._finish(diagnosis_id, "cancelled")
+        except Interrupted:
+            self._requeue(diagnosis_id)
+            raise
+        except CaseError as exc:
+            self._finish(diagnosis_id, "failed", {"title": "invalid case", "detail": str(exc), "field": exc.field})
+        except DiagnoseError as exc:
+            self._finish(diagnosis_id, "failed", {"title": type(exc).__name__, "detail": str(exc)})
+        except Exception as exc:  # noqa: BLE001 - a bug must fail the job, not loop it through retries
+            log.exception("diagnosis %s crashed", diagnosis_id)
+            self._finish(diagnosis_id, "failed", {"title": "internal error", "detail": f"{type(exc).__name__}: {exc}"})
+        else:
+            with self.db.session() as session:
+                diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=True)
+                if diagnosis is not None and diagnosis.status == "running":
+                    record_report(session, diagnosis, report)
+            log.info("diagnosis %s done: %s", diagnosis_id, report["verdict"])
+
+    def _diagnose(self, diagnosis_id: str, mode: str, case_data: dict, seed_offset: int) -> dict:
+        case = case_from_dict(case_data)
+        diagnoser = self.diagnoser
+        diagnoser.progress = _DatabaseProgress(self.db, diagnosis_id, self.stopping)
+        if mode == "inputs":
+            report = diagnoser.inputs(case)
+        else:
+            report = diagnoser.run(case, seed_offset=seed_offset)
+        return report.to_dict()
+
+    def _finish(self, diagnosis_id: str, status: str, error: dict | None = None) -> None:
+        with self.db.session() as session:
+            diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=True)
+            if diagnosis is not None and diagnosis.status == "running":
+                finish(diagnosis, status, error)
+
+    def _requeue(self, diagnosis_id: str) -> None:
+        """Undo the claim of an interrupted diagnosis; the interrupted try does not count."""
+        with self.db.session() as session:
+            diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=True)
+            if diagnosis is not None and diagnosis.status == "running":
+                diagnosis.status, diagnosis.progress = "queued", None
+                diagnosis.attempts = max(0, diagnosis.attempts - 1)

@@ -1,0 +1,56 @@
+"""Every error as ``application/problem+json`` (RFC 9457), naming the field when there is one."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
+
+from api.services.errors import ServiceError
+
+log = logging.getLogger("rag_diagnose.api")
+
+PROBLEM = "application/problem+json"
+
+
+def problem(status: int, title: str, detail: str, field: str | None = None,
+            headers: dict[str, str] | None = None, **extra: Any) -> Response:
+    body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status, "detail": detail}
+    if field is not None:
+        body["field"] = field
+    body.update(extra)
+    return Response(body, status_code=status, media_type=PROBLEM, headers=headers or {})
+
+
+def service_error(_: Request, exc: ServiceError) -> Response:
+    return problem(exc.status, exc.title, exc.detail, exc.field, exc.headers)
+
+
+def validation_error(_: Request, exc: ValidationException) -> Response:
+    # Litestar's own checks (query parameters, a body that is not a JSON object).
+    errors = exc.extra if isinstance(exc.extra, list) else []
+    field = next((e.get("key") for e in errors if isinstance(e, dict) and e.get("key")), None)
+    detail = "; ".join(str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors) or exc.detail
+    return problem(exc.status_code if exc.status_code < 500 else 400, "bad request", detail, field)
+
+
+def http_error(_: Request, exc: HTTPException) -> Response:
+    headers = dict(exc.headers or {})
+    title = {404: "not found", 405: "method not allowed", 413: "request too large"}.get(exc.status_code, "error")
+    return problem(exc.status_code, title, exc.detail, headers=headers)
+
+
+def internal_error(request: Request, exc: Exception) -> Response:
+    log.exception("internal error on %s %s", request.method, request.url.path, exc_info=exc)
+    return problem(HTTP_500_INTERNAL_SERVER_ERROR, "internal error", "the service failed; see its log")
+
+
+EXCEPTION_HANDLERS = {
+    ServiceError: service_error,
+    ValidationException: validation_error,
+    HTTPException: http_error,
+    Exception: internal_error,
+}

@@ -1,0 +1,1 @@
+"""Services: what the controllers call. No HTTP types in here."""

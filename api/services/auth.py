@@ -1,0 +1,126 @@
+"""API keys (stored as sha256, shown once) and per-key rate limits.
+
+Auth is on as soon as a key has been created (revoking the last key does not
+open the service again). Keys are random 32-byte
+tokens, so a plain sha256 is enough to store them (no password stretching
+needed), and lookups compare digests, never the keys themselves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+
+from limits import parse
+from limits.storage import storage_from_string
+from limits.strategies import MovingWindowRateLimiter
+from sqlalchemy import select
+
+from api.db.models import ApiKey, utcnow
+from api.db.session import Database
+from api.services.errors import Conflict, NotFound, RateLimited, Unauthorized
+
+KEY_PREFIX = "rdk_"
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling: a key's id and name, or the client address when auth is off."""
+
+    identity: str
+    key_id: int | None
+    rate_limit: str
+
+
+class KeyRing:
+    """The unrevoked keys' digests, re-read from the database at most every ``refresh_s``."""
+
+    def __init__(self, db: Database, default_rate_limit: str, refresh_s: float = 5.0) -> None:
+        self.db = db
+        self.default_rate_limit = default_rate_limit
+        self.refresh_s = refresh_s
+        self._keys: dict[str, tuple[int, str, str | None]] = {}
+        self._enabled = False
+        self._loaded_at = float("-inf")
+        self._lock = threading.Lock()
+
+    def _current(self) -> dict[str, tuple[int, str, str | None]]:
+        with self._lock:
+            if time.monotonic() - self._loaded_at > self.refresh_s:
+                with self.db.session() as session:
+                    rows = session.execute(
+                        select(ApiKey.key_hash, ApiKey.id, ApiKey.name, ApiKey.rate_limit, ApiKey.revoked_at)).all()
+                self._enabled = bool(rows)
+                self._keys = {digest: (key_id, name, limit)
+                              for digest, key_id, name, limit, revoked in rows if revoked is None}
+                self._loaded_at = time.monotonic()
+            return self._keys
+
+    def authenticate(self, authorization: str | None, client: str) -> Caller:
+        keys = self._current()
+        if not self._enabled:
+            return Caller(f"addr:{client}", None, self.default_rate_limit)
+        scheme, _, token = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            raise Unauthorized("send an API key as `Authorization: Bearer KEY`", "Authorization",
+                               headers={"WWW-Authenticate": "Bearer"})
+        found = keys.get(hash_key(token.strip()))
+        if found is None:
+            raise Unauthorized("unknown or revoked API key", "Authorization", headers={"WWW-Authenticate": "Bearer"})
+        key_id, name, limit = found
+        return Caller(f"key:{name}", key_id, limit or self.default_rate_limit)
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._loaded_at = float("-inf")
+
+
+class RateLimiter:
+    """A moving window per caller, kept by the ``limits`` library (memory or Redis storage)."""
+
+    def __init__(self, storage_url: str = "memory://") -> None:
+        self._limiter = MovingWindowRateLimiter(storage_from_string(storage_url))
+
+    def check(self, caller: Caller) -> None:
+        item = parse(caller.rate_limit)
+        if not self._limiter.hit(item, caller.identity):
+            reset = self._limiter.get_window_stats(item, caller.identity).reset_time
+            wait = max(1, int(reset - time.time()) + 1)
+            raise RateLimited(f"rate limit {caller.rate_limit} exceeded for {caller.identity}",
+                              headers={"Retry-After": str(wait)})
+
+
+def create_key(db: Database, name: str, rate_limit: str | None = None) -> str:
+    """Store a new key's digest and return the key; it cannot be shown again."""
+    if rate_limit:
+        parse(rate_limit)  # a bad limit string fails here, not at the first request
+    key = KEY_PREFIX + secrets.token_urlsafe(32)
+    with db.session() as session:
+        if session.scalar(select(ApiKey.id).where(ApiKey.name == name)) is not None:
+            raise Conflict(f"an API key named {name!r} exists", "name")
+        session.add(ApiKey(name=name, key_hash=hash_key(key), rate_limit=rate_limit))
+    return key
+
+
+def revoke_key(db: Database, name: str) -> None:
+    with db.session() as session:
+        key = session.scalars(select(ApiKey).where(ApiKey.name == name)).first()
+        if key is None:
+            raise NotFound(f"no API key named {name!r}", "name")
+        key.revoked_at = utcnow()
+
+
+def list_keys(db: Database) -> list[dict]:
+    with db.session() as session:
+        return [
+            {"name": k.name, "rate_limit": k.rate_limit, "created_at": k.created_at.isoformat(),
+             "revoked": k.revoked_at is not None}
+            for k in session.scalars(select(ApiKey).order_by(ApiKey.id))
+        ]

@@ -1,0 +1,194 @@
+"""Submitting, reading and cancelling diagnoses."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import msgspec
+from sqlalchemy import select
+
+from api.db.models import PENDING, Diagnosis
+from api.db.session import Database
+from api.db.store import find_cached, finish, pending_count, record_report, sha256_of
+from api.services.errors import Conflict, InvalidCase, NotFound, QueueFull, ServiceError
+from api.services.inline import InlineEngine
+from api.services.limits import check_case_size
+from api.settings import ServiceSettings
+from diagnose.case import Case, case_from_dict
+from diagnose.environment import library_versions
+from diagnose.models import resolve_generator
+from diagnose.errors import CaseError
+
+Mode = Literal["inputs", "run"]
+
+
+@dataclass
+class Submitted:
+    view: dict[str, Any]
+    reused: bool
+
+
+class DiagnosisService:
+    def __init__(self, db: Database, queue, settings: ServiceSettings, inline: InlineEngine) -> None:
+        self.db = db
+        self.queue = queue
+        self.settings = settings
+        self.inline = inline
+        # Part of every cache key: a new engine, library or settings version is a new request.
+        self._engine_key = sha256_of({
+            "libraries": library_versions(),
+            "settings": repr((settings.engine.models, settings.engine.inputs, settings.engine.triage)),
+        })
+
+    # -- submit -----------------------------------------------------------------
+    def submit(self, body: Any, mode: Mode = "run", rerun: bool = False, api_key_id: int | None = None,
+               seed_offset: int = 0) -> Submitted:
+        case = parse_case(body)
+        check_case_size(case, self.settings.limits, self.inline.prompt_tokens)
+        case_data = msgspec.to_builtins(case)
+        key = sha256_of({"case": case_data, "mode": mode, "seed_offset": seed_offset,
+                         "engine": self._engine_key, "model": _model_stamp(case.model)})
+        if not rerun:
+            with self.db.session() as session:
+                cached = find_cached(session, key)
+                if cached is not None:
+                    return Submitted(view(cached), reused=True)
+        if mode == "inputs" and len(case.documents) <= self.settings.queue.inline_inputs_max_documents:
+            return Submitted(self._inline(case, case_data, key, api_key_id), reused=False)
+        return Submitted(self._enqueue(case, case_data, key, mode, api_key_id, seed_offset), reused=False)
+
+    def _inline(self, case: Case, case_data: dict, key: str, api_key_id: int | None) -> dict[str, Any]:
+        report = self.inline.inputs(case)
+        with self.db.session() as session:
+            diagnosis = _new(case, case_data, key, "inputs", api_key_id, 0)
+            diagnosis.attempts = 1
+            session.add(diagnosis)
+            record_report(session, diagnosis, report)
+            return view(diagnosis)
+
+    def _enqueue(self, case: Case, case_data: dict, key: str, mode: Mode, api_key_id: int | None,
+                 seed_offset: int) -> dict[str, Any]:
+        retry_after = {"Retry-After": str(self.settings.queue.retry_after_s)}
+        with self.db.session() as session:
+            waiting = pending_count(session)
+            if waiting >= self.settings.queue.capacity:
+                raise QueueFull(
+                    f"{waiting} diagnoses are queued or running (capacity {self.settings.queue.capacity}); "
+                    "try again later", headers=retry_after)
+            diagnosis = _new(case, case_data, key, mode, api_key_id, seed_offset)
+            session.add(diagnosis)
+        try:
+            self.queue.enqueue(diagnosis.id)
+        except Exception as exc:
+            with self.db.session() as session:
+                stored = session.get(Diagnosis, diagnosis.id)
+                finish(stored, "failed", {"title": "not queued", "detail": f"the job queue refused it: {exc}"})
+            raise ServiceError(f"the job queue is unavailable: {exc}", headers=retry_after) from exc
+        return view(diagnosis)
+
+    # -- read and cancel --------------------------------------------------------
+    def get(self, diagnosis_id: str) -> dict[str, Any]:
+        with self.db.session() as session:
+            return view(self._load(session, diagnosis_id))
+
+    def report(self, diagnosis_id: str) -> dict[str, Any]:
+        with self.db.session() as session:
+            diagnosis = self._load(session, diagnosis_id)
+            if diagnosis.report is None:
+                raise Conflict(f"diagnosis {diagnosis_id} is {diagnosis.status}; it has no report yet")
+            return diagnosis.report
+
+    def list(self, status: str | None = None, case_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        query = select(Diagnosis).order_by(Diagnosis.created_at.desc()).limit(limit)
+        if status:
+            query = query.where(Diagnosis.status == status)
+        if case_id:
+            query = query.where(Diagnosis.case_id == case_id)
+        with self.db.session() as session:
+            return [view(d, with_report=False) for d in session.scalars(query)]
+
+    def cancel(self, diagnosis_id: str) -> dict[str, Any]:
+        with self.db.session() as session:
+            diagnosis = self._load(session, diagnosis_id, lock=True)
+            if diagnosis.status not in PENDING:
+                raise Conflict(f"diagnosis {diagnosis_id} is already {diagnosis.status}")
+            if diagnosis.status == "queued":
+                finish(diagnosis, "cancelled")
+            else:
+                diagnosis.cancel_requested = True  # the worker stops at its next progress report
+            return view(diagnosis)
+
+    def pending(self) -> int:
+        with self.db.session() as session:
+            return pending_count(session)
+
+    @staticmethod
+    def _load(session, diagnosis_id: str, lock: bool = False) -> Diagnosis:
+        diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=lock)
+        if diagnosis is None:
+            raise NotFound(f"no diagnosis {diagnosis_id!r}", "id")
+        return diagnosis
+
+
+def parse_case(body: Any) -> Case:
+    if isinstance(body, (bytes, str)):
+        try:
+            body = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InvalidCase(f"the body is not JSON: {exc}", "$") from None
+    try:
+        return case_from_dict(body)
+    except CaseError as exc:
+        raise InvalidCase(str(exc), exc.field) from None
+
+
+def _model_stamp(name: str) -> list:
+    """Which weights the case's model name points at now (a replaced file is a new request)."""
+    path = resolve_generator(name).path
+    stat = path.stat()
+    return [str(path), stat.st_size, stat.st_mtime_ns]
+
+
+def _new(case: Case, case_data: dict, key: str, mode: Mode, api_key_id: int | None, seed_offset: int) -> Diagnosis:
+    return Diagnosis(status="queued", mode=mode, case_id=case.id, case=case_data, request_key=key,
+                     api_key_id=api_key_id, seed_offset=seed_offset)
+
+
+def links(diagnosis_id: str) -> dict[str, str]:
+    base = f"/v1/diagnoses/{diagnosis_id}"
+    return {"self": base, "report": f"{base}/report.json", "report_html": f"{base}/report.html", "page": f"/diagnoses/{diagnosis_id}"}
+
+
+def view(diagnosis: Diagnosis, with_report: bool = True) -> dict[str, Any]:
+    """The JSON shape of contract section 4 (``id, status, report?, error?``) plus progress and links."""
+    data: dict[str, Any] = {
+        "id": diagnosis.id,
+        "status": diagnosis.status,
+        "mode": diagnosis.mode,
+        "case_id": diagnosis.case_id,
+        "verdict": diagnosis.verdict,
+        "attempts": diagnosis.attempts,
+        "created_at": _iso(diagnosis.created_at),
+        "started_at": _iso(diagnosis.started_at),
+        "finished_at": _iso(diagnosis.finished_at),
+        "links": links(diagnosis.id),
+    }
+    if diagnosis.progress:
+        data["progress"] = diagnosis.progress
+    if diagnosis.cancel_requested and diagnosis.status == "running":
+        data["cancel_requested"] = True
+    if with_report and diagnosis.report is not None:
+        data["report"] = diagnosis.report
+    if diagnosis.error is not None:
+        data["error"] = diagnosis.error
+    return data
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    """UTC timestamps; SQLite hands them back without their zone."""
+    if value is None:
+        return None
+    return (value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)).isoformat()

@@ -1,0 +1,154 @@
+"""``diagnose serve``, ``worker``, ``db`` and ``keys``: the service's commands.
+
+They import the service (``api``) only when run, so the engine and the other
+commands never load web or database code.
+"""
+
+from __future__ import annotations
+
+import click
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(serve)
+    cli.add_command(worker)
+    cli.add_command(db)
+    cli.add_command(keys)
+
+
+def _settings():
+    from api.settings import ServiceSettings
+
+    return ServiceSettings.from_env()
+
+
+def _database():
+    from api.db.session import Database
+
+    return Database(_settings().database_url)
+
+
+@click.command()
+@click.option("--host", default=None, help="Address to listen on (default 127.0.0.1).")
+@click.option("--port", type=click.IntRange(1, 65535), default=None, help="Port (default 8000).")
+@click.option("--no-worker", is_flag=True, help="SQLite only: do not run diagnoses in this process.")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info", show_default=True)
+def serve(host: str | None, port: int | None, no_worker: bool, log_level: str) -> None:
+    """Run the REST service and report pages.
+
+    The database is a SQLite file (./rag-diagnose.db) unless DATABASE_URL names
+    another, e.g. postgresql://user@host/db. With SQLite the diagnoses run in a
+    worker thread of this process; with PostgreSQL start `diagnose worker`
+    processes (on any machine that reaches the database). The schema is
+    migrated at start. OpenAPI: /schema/openapi.json.
+    """
+    import dataclasses
+    import logging
+
+    import uvicorn
+
+    from api.app import create_app
+
+    settings = _settings()
+    if no_worker:
+        settings = dataclasses.replace(settings, queue=dataclasses.replace(settings.queue, embedded_worker=False))
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    app = create_app(settings, warm_up=True)
+    server = settings.engine.server
+    click.echo(f"rag-diagnose serving on http://{host or server.host}:{port or server.port} "
+               f"({'PostgreSQL' if settings.uses_postgres else 'SQLite'}: {settings.database_url})", err=True)
+    uvicorn.run(app, host=host or server.host, port=port or server.port, log_level=log_level)
+
+
+@click.command()
+@click.option("--name", default=None, help="Worker name shown in the queue's records (default: host and pid).")
+def worker(name: str | None) -> None:
+    """Run diagnoses from the PostgreSQL job queue (DATABASE_URL), one at a time.
+
+    Start one per GPU or per machine; each loads its own models. A worker that
+    dies mid-job stops sending heartbeats and its job runs again on another
+    worker. SIGTERM stops after putting the running diagnosis back on the queue.
+    """
+    import logging
+    import os
+    import socket
+
+    from api.db.migrate import upgrade
+    from api.db.session import Database
+    from api.jobs.postgres import PostgresQueue
+    from api.jobs.runner import DiagnosisRunner
+    from diagnose.errors import UsageError
+    from diagnose.pipeline import Diagnoser
+
+    settings = _settings()
+    if not settings.uses_postgres:
+        raise UsageError("`diagnose worker` needs DATABASE_URL=postgresql://...; "
+                         "with the SQLite default, `diagnose serve` runs the worker itself")
+    logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    upgrade(settings.database_url)
+    runner = DiagnosisRunner(Database(settings.database_url), lambda: Diagnoser.from_settings(settings.engine))
+    queue = PostgresQueue(settings.database_url, settings.queue.stalled_after_s)
+    click.echo(f"worker {name or socket.gethostname()}:{os.getpid()} waiting for diagnoses", err=True)
+    queue.run_worker(runner, heartbeat_s=settings.queue.heartbeat_s, name=name or f"{socket.gethostname()}:{os.getpid()}")
+
+
+@click.group()
+def db() -> None:
+    """Database schema (Alembic migrations in migrations/)."""
+
+
+@db.command("upgrade")
+@click.argument("revision", default="head")
+def db_upgrade(revision: str) -> None:
+    """Migrate DATABASE_URL (default: the SQLite file) up to REVISION."""
+    from api.db.migrate import upgrade
+
+    upgrade(_settings().database_url, revision)
+    click.echo(f"database at {revision}", err=True)
+
+
+@db.command("downgrade")
+@click.argument("revision")
+def db_downgrade(revision: str) -> None:
+    """Migrate DATABASE_URL down to REVISION (`base` removes every table)."""
+    from api.db.migrate import downgrade
+
+    downgrade(_settings().database_url, revision)
+    click.echo(f"database at {revision}", err=True)
+
+
+@click.group()
+def keys() -> None:
+    """API keys. Once one exists, every /v1 request needs `Authorization: Bearer KEY`."""
+
+
+@keys.command("add")
+@click.argument("name")
+@click.option("--rate-limit", help='Requests allowed per window, e.g. "60/minute" (default: RAG_DIAGNOSE_DEFAULT_RATE_LIMIT or 120/minute).')
+def keys_add(name: str, rate_limit: str | None) -> None:
+    """Create a key and print it once; only its sha256 is stored."""
+    from api.db.migrate import upgrade
+    from api.services.auth import create_key
+
+    upgrade(_settings().database_url)
+    click.echo(create_key(_database(), name, rate_limit))
+
+
+@keys.command("list")
+def keys_list() -> None:
+    """Names, limits and state of the keys (never the keys)."""
+    from api.services.auth import list_keys
+
+    for key in list_keys(_database()):
+        state = "revoked" if key["revoked"] else "active"
+        click.echo(f"{key['name']}\t{state}\t{key['rate_limit'] or 'default'}\t{key['created_at']}")
+
+
+@keys.command("revoke")
+@click.argument("name")
+def keys_revoke(name: str) -> None:
+    """Revoke a key; requests with it get 401 within a few seconds."""
+    from api.services.auth import revoke_key
+
+    revoke_key(_database(), name)
+    click.echo(f"revoked {name}", err=True)

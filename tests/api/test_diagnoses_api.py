@@ -1,0 +1,204 @@
+"""The REST surface of contract section 4 on SQLite and PostgreSQL, with fake models and no worker."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from litestar.testing import TestClient
+
+from api.app import create_app
+from api.services.auth import create_key, hash_key, revoke_key
+from tests.api.conftest import FakeInline, ListQueue, service_settings, small_case
+
+
+@pytest.fixture
+def make_client(database_url):
+    clients = []
+
+    def make(**queue):
+        settings = service_settings(database_url, **queue)
+        app = create_app(settings, queue=ListQueue(), inline=FakeInline())
+        client = TestClient(app)
+        client.__enter__()
+        clients.append(client)
+        return client, app
+
+    yield make
+    for client in clients:
+        client.__exit__(None, None, None)
+
+
+def assert_problem(response, status: int, field: str | None = None) -> dict:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    body = response.json()
+    assert body["status"] == status and body["title"] and body["detail"]
+    if field is not None:
+        assert body["field"] == field, body
+    return body
+
+
+def test_post_queues_a_run_and_get_reads_it(make_client):
+    client, app = make_client()
+    response = client.post("/v1/diagnoses", json=small_case())
+    assert response.status_code == 202
+    body = response.json()
+    assert body["status"] == "queued" and body["links"]["self"] == f"/v1/diagnoses/{body['id']}"
+    assert app.state.service.queue.items == [body["id"]]
+    read = client.get(body["links"]["self"]).json()
+    assert read["id"] == body["id"] and read["status"] == "queued" and "report" not in read
+
+
+def test_small_inputs_case_is_answered_inline_and_findings_are_rows(make_client):
+    client, app = make_client()
+    body = client.post("/v1/diagnoses?mode=inputs", json=small_case(documents=3)).json()
+    assert body["status"] == "done" and body["report"]["findings"][0]["rule"] == "test.inputs"
+    assert app.state.service.queue.items == []
+    from api.db.models import Diagnosis
+
+    with app.state.service.db.session() as session:
+        stored = session.get(Diagnosis, body["id"])
+        assert [(f.rule, f.evidence) for f in stored.findings] == [("test.inputs", {"n": 3})]
+        assert stored.fingerprint_id is not None
+
+
+def test_large_inputs_case_is_queued(make_client):
+    client, _ = make_client(inline_inputs_max_documents=2)
+    assert client.post("/v1/diagnoses?mode=inputs", json=small_case(documents=3)).json()["status"] == "queued"
+
+
+def test_identical_request_reuses_the_stored_diagnosis_unless_rerun(make_client):
+    client, app = make_client()
+    first = client.post("/v1/diagnoses", json=small_case()).json()
+    again = client.post("/v1/diagnoses", json=small_case()).json()
+    assert again["id"] == first["id"] and again["reused"] is True
+    other_mode = client.post("/v1/diagnoses?mode=inputs", json=small_case()).json()
+    assert other_mode["id"] != first["id"]
+    rerun = client.post("/v1/diagnoses?rerun=true", json=small_case()).json()
+    assert rerun["id"] != first["id"] and rerun["reused"] is False
+    assert len(app.state.service.queue.items) == 2
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"id": "x", "documents": []}, "question"),
+        ({**small_case(), "sampling": {"seeds": "many"}}, "sampling.seeds"),
+        ({**small_case(), "sampling": {"top_p": 3}}, "sampling.top_p"),
+        ({**small_case(), "colour": "red"}, "colour"),
+        ({**small_case(), "model": "no-such-model"}, "model"),
+        ([1, 2, 3], None),
+    ],
+)
+def test_bad_case_is_a_422_problem_naming_the_field(make_client, body, field):
+    client, app = make_client()
+    response = client.post("/v1/diagnoses", json=body)
+    assert response.status_code in (400, 422)
+    problem = assert_problem(response, response.status_code)
+    if field:
+        assert problem["field"] == field
+    assert app.state.service.queue.items == []
+
+
+def test_body_that_is_not_json_is_a_problem(make_client):
+    client, _ = make_client()
+    response = client.post("/v1/diagnoses", content=b"{not json", headers={"content-type": "application/json"})
+    assert 400 <= response.status_code < 500
+    assert response.headers["content-type"].startswith("application/problem+json")
+
+
+def test_size_limits_answer_413_naming_the_field(make_client):
+    client, _ = make_client()
+    assert_problem(client.post("/v1/diagnoses", json=small_case(documents=21)), 413, "documents")
+    assert_problem(client.post("/v1/diagnoses", json=small_case(seeds=40, temperatures=[0.2, 0.7])), 413, "sampling.seeds")
+    assert_problem(client.post("/v1/diagnoses", json=small_case(max_new_tokens=2000)), 413, "sampling.max_new_tokens")
+    huge = small_case()
+    huge["documents"][0]["text"] = "word " * 60_000
+    assert_problem(client.post("/v1/diagnoses", json=huge), 413)
+
+
+def test_full_queue_answers_503_with_retry_after(make_client):
+    client, app = make_client(capacity=2, retry_after_s=7)
+    for i in range(2):
+        assert client.post("/v1/diagnoses", json=small_case(f"c{i}")).status_code == 202
+    response = client.post("/v1/diagnoses", json=small_case("c3"))
+    assert_problem(response, 503)
+    assert response.headers["retry-after"] == "7"
+    assert len(app.state.service.queue.items) == 2
+    health = client.get("/healthz")
+    assert health.status_code == 503 and health.json()["pending"] == 2
+
+
+def test_cancel_a_queued_diagnosis(make_client):
+    client, _ = make_client()
+    created = client.post("/v1/diagnoses", json=small_case()).json()
+    assert client.delete(created["links"]["self"]).json()["status"] == "cancelled"
+    assert_problem(client.delete(created["links"]["self"]), 409)
+
+
+def test_unknown_diagnosis_is_404_problem(make_client):
+    client, _ = make_client()
+    assert_problem(client.get("/v1/diagnoses/nope"), 404, "id")
+    assert_problem(client.get("/v1/diagnoses/nope/report.html"), 404)
+
+
+def test_report_html_and_json_once_done(make_client):
+    client, _ = make_client()
+    created = client.post("/v1/diagnoses?mode=inputs", json=small_case()).json()
+    report = client.get(created["links"]["report"])
+    assert report.status_code == 200 and report.json()["case_id"] == "small"
+    queued = client.post("/v1/diagnoses", json=small_case()).json()
+    assert_problem(client.get(queued["links"]["report_html"]), 409)
+
+
+def test_api_keys_401_then_accepted_then_revoked(make_client):
+    client, app = make_client()
+    db = app.state.service.db
+    key = create_key(db, "ci")
+    app.state.key_ring.invalidate()
+    response = client.post("/v1/diagnoses", json=small_case())
+    assert_problem(response, 401, "Authorization")
+    assert response.headers["www-authenticate"] == "Bearer"
+    assert_problem(client.get("/v1/diagnoses", headers={"Authorization": "Bearer wrong"}), 401)
+    ok = client.post("/v1/diagnoses", json=small_case(), headers={"Authorization": f"Bearer {key}"})
+    assert ok.status_code == 202
+    assert client.get("/healthz").status_code == 200  # operations stay open
+    revoke_key(db, "ci")
+    app.state.key_ring.invalidate()
+    assert_problem(client.get("/v1/diagnoses", headers={"Authorization": f"Bearer {key}"}), 401)
+
+
+def test_keys_are_stored_hashed(make_client):
+    _, app = make_client()
+    db = app.state.service.db
+    key = create_key(db, "hashed")
+    from api.db.models import ApiKey
+
+    with db.session() as session:
+        stored = session.query(ApiKey).one()
+        assert stored.key_hash == hash_key(key) and key not in json.dumps(stored.key_hash)
+
+
+def test_per_key_rate_limit_answers_429_with_retry_after(make_client):
+    client, app = make_client()
+    key = create_key(app.state.service.db, "slow", rate_limit="3/minute")
+    app.state.key_ring.invalidate()
+    headers = {"Authorization": f"Bearer {key}"}
+    codes = [client.get("/v1/diagnoses", headers=headers).status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 429]
+    limited = client.get("/v1/diagnoses", headers=headers)
+    assert_problem(limited, 429)
+    assert 1 <= int(limited.headers["retry-after"]) <= 61
+
+
+def test_openapi_health_and_metrics(make_client):
+    client, _ = make_client()
+    schema = client.get("/schema/openapi.json").json()
+    assert "/v1/diagnoses" in schema["paths"] and "/v1/diagnoses/{diagnosis_id}" in schema["paths"]
+    health = client.get("/healthz")
+    assert health.status_code == 200 and health.json()["status"] == "ok"
+    client.post("/v1/diagnoses", json=small_case())
+    metrics = client.get("/metrics").text
+    assert "rag_diagnose_pending_diagnoses 1.0" in metrics
+    assert "rag_diagnose_requests_total" in metrics
