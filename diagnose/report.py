@@ -93,6 +93,9 @@ class Sample(msgspec.Struct, kw_only=True):
     """Extension: passed every constraint."""
     first_token: str = ""
     """Extension: the first generated token (as in ``first_tokens``), for per-sample statistics."""
+    position: list[float] = []
+    """Extension: the sample's embedding in the document map's 2-D frame (``DocumentView.position``);
+    empty when there is no map frame (fewer than 2 documents) or the text has no embedding."""
 
 
 class Bifurcation(msgspec.Struct, kw_only=True):

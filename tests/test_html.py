@@ -6,6 +6,7 @@ import re
 from html.parser import HTMLParser
 
 import pytest
+from markupsafe import escape
 
 from diagnose.html import render_report_html
 from diagnose.report import (
@@ -75,9 +76,10 @@ def _input(doc_ids: list[str] | None = None, center_label: str = "Paris") -> Inp
 
 def _run(temperature: float, text: str = "Paris.") -> TemperatureRun:
     samples = [
-        Sample(seed=0, text=text, finish_reason="stop", tokens=3, cluster=0, center="c0"),
-        Sample(seed=1, text="Lyon.", finish_reason="length", tokens=8, cluster=1, center="c1"),
-        Sample(seed=2, text="Unsure.", finish_reason="stop", tokens=4, cluster=1, center="none", compliant=False),
+        Sample(seed=0, text=text, finish_reason="stop", tokens=3, cluster=0, center="c0", position=[0.1, 0.2]),
+        Sample(seed=1, text="Lyon.", finish_reason="length", tokens=8, cluster=1, center="c1", position=[-0.4, 0.3]),
+        Sample(seed=2, text="Unsure.", finish_reason="stop", tokens=4, cluster=1, center="none", compliant=False,
+               position=[0.5, -0.2]),
     ]
     return TemperatureRun(
         temperature=temperature,
@@ -249,3 +251,52 @@ def test_ablation_and_unavailable_metrics_render():
     html = render_report_html(report)
     assert 'id="ablation"' in html and "no_documents" in html
     assert "n/a" in html
+
+
+def test_document_map_has_one_diamond_per_placed_sample() -> None:
+    report = _report()
+    page = render_report_html(report)
+    marks = _parse(page).with_class("polygon", "sample-point")
+    assert len(marks) == sum(len(run.samples) for run in report.sampling.runs) == 6
+    # Colored by the followed center: c0, c1 from the palette, "none" neutral gray, per run.
+    assert [m["fill"] for m in marks] == ["#3b6ea8", "#e08a2c", "#9aa0a6"] * 2
+    assert "sampled output (6, all temperatures)" in page
+    assert page.count('class="swatch diamond"') == 1
+
+
+def test_a_sample_at_a_document_position_is_drawn_on_that_document() -> None:
+    parser = _parse(render_report_html(_report()))
+    d1 = parser.with_class("circle", "doc-point")[0]
+    seed0 = parser.with_class("polygon", "sample-point")[0]
+    corners = [tuple(map(float, c.split(","))) for c in (seed0["points"] or "").split()]
+    centre = (sum(x for x, _ in corners) / 4, sum(y for _, y in corners) / 4)
+    assert centre == pytest.approx((float(d1["cx"] or 0), float(d1["cy"] or 0)), abs=0.06)
+
+
+def test_sample_tooltip_gives_temperature_seed_and_escaped_snippet() -> None:
+    text = XSS + " " + "x" * 200
+    page = render_report_html(_report(sample=text))
+    titles = re.findall(r'<polygon class="sample-point"[^>]*><title>(.*?)</title>', page)
+    snippet = text[:79] + "…"  # the first 80 characters
+    assert titles[0] == "T=0.3 · seed 0 · c0 · " + str(escape(snippet))
+    assert titles[0].count("&lt;script&gt;") == 1
+    assert "<script" not in page.lower()
+
+
+def test_samples_without_a_position_are_not_drawn() -> None:
+    report = _report()
+    for run in report.sampling.runs:
+        for sample in run.samples:
+            sample.position = []
+    page = render_report_html(report)
+    assert _parse(page).with_class("polygon", "sample-point") == []
+    assert "sampled output" not in page
+
+
+def test_mass_and_pull_side_by_side_per_temperature() -> None:
+    page = render_report_html(_report())
+    table = page[page.index('id="mass-vs-pull"') : page.index("</table>", page.index('id="mass-vs-pull"'))]
+    assert "pull T=0.3" in table and "pull T=1" in table
+    cells = re.findall(r'<td class="num">([^<]*)</td>', table)
+    # c0, c1, none: mass, then pull at each of the two temperatures.
+    assert cells == ["0.67", "0.34", "0.34", "0.33", "0.33", "0.33", "—", "0.33", "0.33"]

@@ -79,15 +79,27 @@ def _scale(values: Sequence[float], lo: float, hi: float) -> list[float]:
     return [lo + (v - vmin) / (vmax - vmin) * (hi - lo) for v in finite]
 
 
-def scatter(points: Sequence[Point], *, width: int = 640, height: int = 400) -> Markup:
-    """Document map: one ``circle.doc-point`` with a text label per point."""
-    if not points:
+def scatter(
+    points: Sequence[Point], marks: Sequence[Point] = (), *, width: int = 640, height: int = 400
+) -> Markup:
+    """Document map: one labelled ``circle.doc-point`` per point, one ``polygon.sample-point``
+    diamond per mark (unlabelled, translucent so that stacked identical samples read darker)."""
+    if not points and not marks:
         return _empty("document map", width)
     pad = 36
-    xs = _scale([p.x for p in points], pad, width - pad * 3)
-    ys = _scale([-p.y for p in points], pad, height - pad)
+    every = [*points, *marks]  # one scale for both, so marks sit among the points
+    xs = _scale([p.x for p in every], pad, width - pad * 3)
+    ys = _scale([-p.y for p in every], pad, height - pad)
     body = [f'<rect x="0.5" y="0.5" width="{width - 1}" height="{height - 1}" fill="none" stroke="{AXIS}"/>']
-    for point, x, y in zip(points, xs, ys, strict=True):
+    # Marks first: the documents and their labels stay on top.
+    r = 4.5
+    for mark, x, y in zip(marks, xs[len(points):], ys[len(points):], strict=True):
+        corners = f"{_num(x)},{_num(y - r)} {_num(x + r)},{_num(y)} {_num(x)},{_num(y + r)} {_num(x - r)},{_num(y)}"
+        body.append(
+            f'<polygon class="sample-point" points="{corners}" fill="{mark.color}" fill-opacity="0.6" '
+            f'stroke="{mark.color}" stroke-width="0.8"><title>{escape(mark.title)}</title></polygon>'
+        )
+    for point, x, y in zip(points, xs, ys):
         body.append(
             f'<g><circle class="doc-point" cx="{_num(x)}" cy="{_num(y)}" r="6" fill="{point.color}" '
             f'stroke="#fff" stroke-width="1.5"><title>{escape(point.title)}</title></circle>'

@@ -15,11 +15,11 @@ from typing import Any
 from markupsafe import Markup
 
 from diagnose.html import svg
+from diagnose.html.centers import (
+    GREY, PALETTE, LegendItem, MassPullTable, center_colors, document_map, mass_vs_pull, pull_groups,
+)  # fmt: skip
 from diagnose.report import Finding, InputReport, Report, SamplingReport, TemperatureRun
 
-PALETTE = ("#3b6ea8", "#e08a2c", "#3a9a6b", "#b5487a", "#7a5fb0", "#2b9aa8", "#b89a2e", "#a0522d")
-GREY = "#9aa0a6"
-NONE = "none"
 METRICS = (
     "temperature", "n", "first_token_divergence", "mean_entropy", "perplexity",
     "repetition_rate", "semantic_entropy", "compliance_rate", "truncation_rate",
@@ -37,12 +37,6 @@ class KeyValue:
     value: str
     block: bool = False
     """True when ``value`` is pretty JSON, shown preformatted."""
-
-
-@dataclass(frozen=True, slots=True)
-class LegendItem:
-    label: str
-    color: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +118,7 @@ class SamplingView:
     metric_names: tuple[str, ...]
     metric_rows: list[list[str]]
     runs: list[RunView]
+    mass_vs_pull: MassPullTable
     ablation_names: tuple[str, ...] = ()
     ablation_rows: list[list[str]] = field(default_factory=list)
 
@@ -140,20 +135,16 @@ class PageView:
 
 
 def build_page(report: Report) -> PageView:
-    colors = _center_colors(report.input)
+    colors = center_colors(report.input)
     return PageView(
         case_id=report.case_id,
         verdict=report.verdict,
         summary=_summary(report),
         findings=[_finding(f) for f in report.findings],
-        input=_input(report.input, colors),
+        input=_input(report.input, report.sampling, colors),
         sampling=_sampling(report.sampling, report.input, colors) if report.sampling else None,
         environment=_key_values(report.environment),
     )
-
-
-def _center_colors(inp: InputReport) -> dict[str, str]:
-    return {c.id: PALETTE[i % len(PALETTE)] for i, c in enumerate(inp.gravity_centers)}
 
 
 def _fmt(value: float | int | None, digits: int = 3) -> str:
@@ -196,20 +187,8 @@ def _finding(finding: Finding) -> FindingRow:
     )
 
 
-def _input(inp: InputReport, colors: Mapping[str, str]) -> InputView:
-    labels = {c.id: c.label for c in inp.gravity_centers}
-    points = [
-        svg.Point(
-            x=d.position[0] if len(d.position) > 0 else 0.0,
-            y=d.position[1] if len(d.position) > 1 else 0.0,
-            label=d.id,
-            color=colors.get(d.center, GREY) if d.center else GREY,
-            title=f"{d.id} · {labels.get(d.center, d.center) if d.center else 'noise'} · relevance {d.relevance:.2f}",
-        )
-        for d in inp.documents
-    ]
-    legend = [LegendItem(f"{c.id}: {c.label}", colors[c.id]) for c in inp.gravity_centers]
-    legend.append(LegendItem("noise", GREY))
+def _input(inp: InputReport, sampling: SamplingReport | None, colors: Mapping[str, str]) -> InputView:
+    chart, legend = document_map(inp, sampling, colors)
     facts = [
         KeyValue("conflict detected", "yes" if inp.conflict.detected else "no"),
         KeyValue("conflict score", _fmt(inp.conflict.score)),
@@ -219,7 +198,7 @@ def _input(inp: InputReport, colors: Mapping[str, str]) -> InputView:
         facts.append(KeyValue("prompt tokens", f"{inp.prompt_tokens} / {inp.context_window or '?'}"))
     return InputView(
         facts=facts,
-        document_map=svg.scatter(points),
+        document_map=chart,
         legend=legend,
         centers=[
             CenterRow(c.id, c.label, _fmt(c.mass), list(c.documents), colors[c.id]) for c in inp.gravity_centers
@@ -240,6 +219,7 @@ def _sampling(sampling: SamplingReport, inp: InputReport, colors: Mapping[str, s
         for a in sampling.ablation
     ]
     return SamplingView(facts=facts, metric_names=METRICS, metric_rows=rows, runs=runs,
+                        mass_vs_pull=mass_vs_pull(inp, sampling, colors),
                         ablation_names=ABLATION_COLUMNS if ablation else (), ablation_rows=ablation)
 
 
@@ -248,7 +228,7 @@ def _run(index: int, run: TemperatureRun, inp: InputReport, colors: Mapping[str,
     return RunView(
         anchor=f"run-{index}",
         temperature=f"{run.temperature:g}",
-        pull_chart=svg.grouped_bars(_pull_groups(run, inp, colors), label="center mass vs pull"),
+        pull_chart=svg.grouped_bars(pull_groups(run, inp, colors), label="center mass vs pull"),
         first_token_chart=svg.horizontal_bars(_first_token_bars(run.first_tokens), label="first tokens"),
         entropy_chart=svg.entropy_line(run.entropy_by_position, [b.position for b in run.bifurcations]),
         bifurcations=[
@@ -257,21 +237,6 @@ def _run(index: int, run: TemperatureRun, inp: InputReport, colors: Mapping[str,
         ],
         clusters=_clusters(run, labels, colors),
     )
-
-
-def _pull_groups(run: TemperatureRun, inp: InputReport, colors: Mapping[str, str]) -> list[svg.BarGroup]:
-    masses = {c.id: c.mass for c in inp.gravity_centers}
-    ids = list(masses) + [k for k in run.center_pull if k not in masses and k != NONE] + [NONE]
-    groups = []
-    for cid in ids:
-        color = colors.get(cid, GREY)
-        mass, pull = masses.get(cid, 0.0), run.center_pull.get(cid, 0.0)
-        bars = [
-            svg.Bar("mass", mass, color, f"{cid}: input mass {mass:.2f}", opacity=0.35),
-            svg.Bar("pull", pull, color, f"{cid}: sampled pull {pull:.2f} at T={run.temperature:g}"),
-        ]
-        groups.append(svg.BarGroup(cid, bars))
-    return groups
 
 
 def _first_token_bars(first_tokens: Mapping[str, int]) -> list[svg.Bar]:

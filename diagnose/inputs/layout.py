@@ -3,30 +3,49 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 
-def project_2d(emb: np.ndarray) -> np.ndarray:
-    """Deterministic PCA projection of ``(n, d)`` embeddings to ``(n, 2)`` float32.
+@dataclass(frozen=True)
+class Projection:
+    """The document map's 2-D frame, fitted on the documents and reusable for other texts."""
+
+    mean: np.ndarray
+    """``(d,)`` float64 mean of the document embeddings."""
+    axes: np.ndarray
+    """``(2, d)`` float64 principal axes; a zero row for a missing axis."""
+
+    def __call__(self, emb: np.ndarray) -> np.ndarray:
+        """Project ``(n, d)`` embeddings (same embedder, L2-normalised) to ``(n, 2)`` float32."""
+        centred = np.asarray(emb, dtype=np.float64) - self.mean
+        return np.round(centred @ self.axes.T, 6).astype(np.float32)
+
+
+def fit_projection(emb: np.ndarray) -> Projection | None:
+    """Deterministic PCA of ``(n, d)`` embeddings; None with fewer than 2 rows.
 
     Each axis's sign is fixed so that its largest-magnitude loading is positive;
-    missing axes (n < 3) are zero.
+    an axis without spread (n < 3, identical rows) stays zero.
     """
     emb = np.asarray(emb, dtype=np.float64)
-    n = emb.shape[0]
-    out = np.zeros((n, 2), dtype=np.float64)
-    if n < 2:
-        return out.astype(np.float32)
-    centred = emb - emb.mean(axis=0, keepdims=True)
-    _, s, vt = np.linalg.svd(centred, full_matrices=False)
+    if emb.ndim != 2 or emb.shape[0] < 2:
+        return None
+    mean = emb.mean(axis=0)
+    _, s, vt = np.linalg.svd(emb - mean, full_matrices=False)
+    axes = np.zeros((2, emb.shape[1]), dtype=np.float64)
     for k in range(min(2, vt.shape[0])):
-        if s[k] <= 1e-9:
-            continue
-        axis = vt[k] * np.sign(vt[k][np.argmax(np.abs(vt[k]))])
-        out[:, k] = centred @ axis
-    return np.round(out, 6).astype(np.float32)
+        if s[k] > 1e-9:
+            axes[k] = vt[k] * np.sign(vt[k][np.argmax(np.abs(vt[k]))])
+    return Projection(mean, axes)
+
+
+def project_2d(emb: np.ndarray) -> np.ndarray:
+    """The documents' own map positions: ``(n, 2)`` float32, all zero with fewer than 2 rows."""
+    projection = fit_projection(emb)
+    return projection(emb) if projection else np.zeros((len(emb), 2), dtype=np.float32)
 
 
 _DELIMITER = re.compile(r"\n\s*\n|[-=_*#]{3,}|\[\w*\d+\]|\bdoc(?:ument)?\s*\w*\s*[:\]\d]|<[^>]+>|\n\s*\d+[.)]|\n\s*[-*•]", re.I)

@@ -43,6 +43,8 @@ class InputAnalysis:
     """``(d,)`` float32, L2-normalised."""
     center_answers: dict[str, list[str]] = field(default_factory=dict)
     """Per center id, the normalised answer strings that characterise it."""
+    projection: layout.Projection | None = None
+    """The document map's frame, to place sampled outputs among the documents (None under 2 documents)."""
 
 
 def analyze_inputs(
@@ -90,11 +92,13 @@ def analyze_inputs(
         for cid, m, w in zip(center_ids, members, weights)
     ]
     conflict = _conflict(texts, ids, emb, assignment, found, keys, weights, settings)
+    projection = layout.fit_projection(emb)
+    positions = projection(emb) if projection else np.zeros((len(ids), 2), np.float32)
     report = InputReport(
         gravity_centers=centers,
         noise_documents=[ids[i] for i in range(len(ids)) if assignment[i] is None],
         conflict=conflict,
-        documents=_views(ids, texts, assignment, center_ids, relevance, emb, found, count_tokens),
+        documents=_views(ids, texts, assignment, center_ids, relevance, positions, found, count_tokens),
         prompt_tokens=count_tokens(prompt) if count_tokens and prompt else 0,
         context_window=context_window,
         instruction_conflicts=instruction_conflicts(case.system, case.template),
@@ -105,7 +109,7 @@ def analyze_inputs(
         report.lost_in_the_middle = layout.lost_in_the_middle(
             report.strongest_center_position, report.prompt_tokens, settings.long_context_tokens
         )
-    return InputAnalysis(report, emb, qvec, center_answers)
+    return InputAnalysis(report, emb, qvec, center_answers, projection)
 
 
 def resolve_answers(
@@ -210,8 +214,7 @@ def _conflict(texts, ids, emb, assignment, found, keys, weights, settings) -> Co
     return Conflict(detected=score >= settings.conflict_threshold, score=score, pairs=out)
 
 
-def _views(ids, texts, assignment, center_ids, relevance, emb, found, count_tokens) -> list[DocumentView]:
-    pos = layout.project_2d(emb) if len(ids) else np.zeros((0, 2), np.float32)
+def _views(ids, texts, assignment, center_ids, relevance, pos, found, count_tokens) -> list[DocumentView]:
     return [
         DocumentView(
             id=ids[i],

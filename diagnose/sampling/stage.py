@@ -86,6 +86,7 @@ def measure_run(
     # Samples that follow different centers differ in meaning, however alike their wording.
     clusters = split_clusters(meaning_clusters(texts, embeddings), followed)
     compliant = [passes_all(case.constraints, text) for text in texts]
+    positions = sample_positions(analysis, embeddings)
     first_tokens = [tr.steps[0].token for tr in traces if tr.steps]
     samples = [
         Sample(
@@ -97,8 +98,9 @@ def measure_run(
             cluster=cluster,
             center=center,
             compliant=ok,
+            position=position,
         )
-        for tr, text, cluster, center, ok in zip(traces, texts, clusters, followed, compliant)
+        for tr, text, cluster, center, ok, position in zip(traces, texts, clusters, followed, compliant, positions)
     ]
     return TemperatureRun(
         temperature=traces[0].row.temperature,
@@ -122,6 +124,19 @@ def measure_run(
         bifurcations=_bifurcations(backend, traces),
         temperature_last_divergence=round(metrics.order_divergence([tr.steps for tr in traces]), 4),
     )
+
+
+def sample_positions(analysis: InputAnalysis, embeddings: np.ndarray) -> list[list[float]]:
+    """Each sample's place on the document map: its embedding in the documents' 2-D frame.
+
+    Empty for every sample without a frame, and for an empty text (a zero vector
+    has no meaning to place; the frame would put it at minus the documents' mean).
+    """
+    if analysis.projection is None or not len(embeddings):
+        return [[] for _ in range(len(embeddings))]
+    placed = analysis.projection(embeddings)
+    has_vector = np.linalg.norm(embeddings, axis=1) > 0
+    return [[float(x) for x in p] if ok else [] for p, ok in zip(placed, has_vector)]
 
 
 def _token_label(backend: Backend, token: int) -> str:
