@@ -18,6 +18,7 @@ import importlib.util
 import os
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,6 +161,12 @@ def materialize_gguf(
     return target, time.perf_counter() - started
 
 
+# transformers builds models on the "meta" device by patching torch globally while
+# it loads, so two threads loading at once (the service's worker thread and its
+# inline engine) corrupt each other. One lock per process serialises loading.
+_LOAD_LOCK = threading.RLock()
+
+
 class ModelRegistry:
     """Creates models on first use and remembers them; one per process (CLI or app)."""
 
@@ -185,6 +192,10 @@ class ModelRegistry:
         return self._digests[key]
 
     def embedder(self) -> "CachedEmbedder":
+        with _LOAD_LOCK:
+            return self._load_embedder()
+
+    def _load_embedder(self) -> "CachedEmbedder":
         if self._embedder is None:
             from diagnose.inputs.embed import CachedEmbedder
             from sentence_transformers import SentenceTransformer
@@ -212,6 +223,10 @@ class ModelRegistry:
         return Path(get_model_path())
 
     def generator(self, name: str = "default") -> "TransformersBackend":
+        with _LOAD_LOCK:
+            return self._load_generator(name)
+
+    def _load_generator(self, name: str) -> "TransformersBackend":
         if name not in self._generators:
             from diagnose.sampling.backend import TransformersBackend
 
@@ -243,9 +258,10 @@ class ModelRegistry:
         if name in self._generators:
             backend = self._generators[name]
             return backend.counter
-        if name not in self._counters:
-            self._counters[name] = self._load_counter(name)
-        return self._counters[name]
+        with _LOAD_LOCK:
+            if name not in self._counters:
+                self._counters[name] = self._load_counter(name)
+            return self._counters[name]
 
     def _load_counter(self, name: str) -> "PromptCounter":
         from transformers import AutoConfig, AutoTokenizer

@@ -1,0 +1,148 @@
+"""Faults with real parts: a worker killed mid-diagnosis (PostgreSQL and the embedded
+SQLite queue), a database restarted during a run. The diagnosis must finish after the
+restart, exactly once, with nothing lost."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+
+from tests.api.conftest import small_case
+
+pytestmark = pytest.mark.models
+
+ROOT = Path(__file__).resolve().parents[2]
+# Long enough that the kill lands mid-sampling, short enough for CI.
+SAMPLING = {"seeds": 6, "temperatures": [0.7, 1.1], "max_new_tokens": 48}
+
+
+def _env(database_url: str, **extra: str) -> dict[str, str]:
+    env = {**os.environ, "DATABASE_URL": database_url, "HF_HUB_OFFLINE": "1",
+           "RAG_DIAGNOSE_HEARTBEAT_S": "1", "RAG_DIAGNOSE_STALLED_AFTER_S": "3"}
+    env.update(extra)
+    return env
+
+
+def _diagnose(*args: str, env: dict[str, str], log: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "diagnose.cli", *args], cwd=ROOT, env=env,
+                            stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
+
+
+
+def _wait(predicate, timeout: float, what: str, every: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+def _sampling_started(get) -> bool:
+    data = get()
+    progress = data.get("progress") or {}
+    return data["status"] == "running" and progress.get("phase", "").startswith("sampling") and progress.get("completed", 0) > 0
+
+
+def _kill(process: subprocess.Popen) -> None:
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(10)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            _kill(process)
+
+
+def test_killed_postgres_worker_job_runs_again_exactly_once(postgres_url, tmp_path):
+    from api.db.migrate import upgrade
+    from api.db.session import Database
+    from api.jobs.postgres import PostgresQueue
+    from api.services.diagnoses import DiagnosisService
+    from api.services.inline import InlineEngine
+    from tests.api.conftest import service_settings
+
+    upgrade(postgres_url)
+    settings = service_settings(postgres_url)
+    queue = PostgresQueue(postgres_url, stalled_after_s=3)
+    service = DiagnosisService(Database(postgres_url), queue, settings, InlineEngine(settings.engine))
+    log = tmp_path / "workers.log"
+    first = _diagnose("worker", "--name", "first", env=_env(postgres_url), log=log)
+    second = None
+    try:
+        diagnosis_id = service.submit(small_case("killed-worker", documents=3, **SAMPLING)).view["id"]
+        _wait(lambda: _sampling_started(lambda: service.get(diagnosis_id)), 240, "the first worker to sample")
+        _kill(first)
+        assert service.get(diagnosis_id)["status"] == "running"  # the dead worker's claim is still there
+        second = _diagnose("worker", "--name", "second", env=_env(postgres_url), log=log)
+        done = _wait(lambda: (d := service.get(diagnosis_id))["status"] in ("done", "failed") and d, 240,
+                     "the second worker to finish")
+        assert done["status"] == "done", (done.get("error"), log.read_text()[-3000:])
+        assert done["attempts"] == 2
+        with psycopg.connect(postgres_url) as conn:
+            findings = conn.execute("SELECT count(*) FROM findings WHERE diagnosis_id = %s", (diagnosis_id,)).fetchone()[0]
+            jobs = conn.execute("SELECT status FROM procrastinate_jobs WHERE args->>'diagnosis_id' = %s",
+                                (diagnosis_id,)).fetchall()
+        assert findings == len(done["report"]["findings"]) > 0
+        assert jobs == [("succeeded",)]
+    finally:
+        _stop(first)
+        if second is not None:
+            _stop(second)
+        queue.stop()
+
+
+def test_killed_embedded_service_resumes_the_job_after_restart(tmp_path):
+    url = f"sqlite:///{tmp_path / 'svc.db'}"
+    port = _free_port()
+    env = _env(url)
+    log = tmp_path / "serve.log"
+    base = f"http://127.0.0.1:{port}"
+
+    def start() -> subprocess.Popen:
+        process = _diagnose("serve", "--port", str(port), "--log-level", "warning", env=env, log=log)
+        _wait(lambda: _up(base), 180, "the service to answer /healthz", every=0.5)
+        return process
+
+    serve = start()
+    try:
+        created = httpx.post(f"{base}/v1/diagnoses", json=small_case("killed-service", documents=3, **SAMPLING)).json()
+        get = lambda: httpx.get(f"{base}/v1/diagnoses/{created['id']}").json()  # noqa: E731
+        _wait(lambda: _sampling_started(get), 240, "the embedded worker to sample")
+        _kill(serve)
+        serve = start()
+        done = _wait(lambda: (d := get())["status"] in ("done", "failed") and d, 240, "the resumed job to finish")
+        assert done["status"] == "done", (done.get("error"), log.read_text()[-3000:])
+        assert done["attempts"] == 2
+        listed = httpx.get(f"{base}/v1/diagnoses").json()
+        assert [d["id"] for d in listed] == [created["id"]]
+    finally:
+        _stop(serve)
+
+
+def _up(base: str) -> bool:
+    try:
+        return httpx.get(f"{base}/healthz", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

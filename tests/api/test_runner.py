@@ -1,0 +1,155 @@
+"""DiagnosisRunner: claims, exactly-once recording, cancellation, shutdown, retry limits."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from api.db.migrate import upgrade
+from api.db.models import Diagnosis, FindingRow
+from api.db.session import Database
+from api.jobs.runner import MAX_ATTEMPTS, DiagnosisRunner, Interrupted
+from api.services.diagnoses import DiagnosisService
+from diagnose.errors import CaseError
+from tests.api.conftest import FakeDiagnoser, FakeInline, ListQueue, service_settings, small_case
+
+
+@pytest.fixture
+def env(database_url):
+    upgrade(database_url)
+    db = Database(database_url)
+    queue = ListQueue()
+    service = DiagnosisService(db, queue, service_settings(database_url), FakeInline())
+    yield db, queue, service
+    db.dispose()
+
+
+def _runner(db, diagnoser) -> DiagnosisRunner:
+    return DiagnosisRunner(db, lambda: diagnoser)
+
+
+def _findings(db, diagnosis_id) -> int:
+    with db.session() as session:
+        return session.scalar(select(func.count()).select_from(FindingRow).where(FindingRow.diagnosis_id == diagnosis_id))
+
+
+def test_runs_once_and_a_second_delivery_is_skipped(env):
+    db, queue, service = env
+    diagnoser = FakeDiagnoser()
+    runner = _runner(db, diagnoser)
+    diagnosis_id = service.submit(small_case()).view["id"]
+    runner.execute(diagnosis_id)
+    runner.execute(diagnosis_id)  # the queue delivered it again (e.g. a lost ack)
+    done = service.get(diagnosis_id)
+    assert done["status"] == "done" and done["attempts"] == 1 and done["report"]["findings"][0]["rule"] == "test.run"
+    assert diagnoser.calls == [("run", "small")]
+    assert _findings(db, diagnosis_id) == 1
+
+
+def test_a_claim_left_by_a_dead_worker_is_taken_over(env):
+    db, _, service = env
+    diagnosis_id = service.submit(small_case()).view["id"]
+    with db.session() as session:  # what a worker that died mid-run leaves behind
+        row = session.get(Diagnosis, diagnosis_id)
+        row.status, row.attempts = "running", 1
+    _runner(db, FakeDiagnoser()).execute(diagnosis_id)
+    assert service.get(diagnosis_id)["status"] == "done"
+    assert service.get(diagnosis_id)["attempts"] == 2
+
+
+def test_gives_up_after_max_attempts(env):
+    db, _, service = env
+    diagnosis_id = service.submit(small_case()).view["id"]
+    with db.session() as session:
+        row = session.get(Diagnosis, diagnosis_id)
+        row.status, row.attempts = "running", MAX_ATTEMPTS
+    diagnoser = FakeDiagnoser()
+    _runner(db, diagnoser).execute(diagnosis_id)
+    failed = service.get(diagnosis_id)
+    assert failed["status"] == "failed" and "attempts" in failed["error"]["detail"]
+    assert diagnoser.calls == []
+
+
+class CancellingDiagnoser(FakeDiagnoser):
+    """Asks for cancellation through the service halfway through its decode steps."""
+
+    def __init__(self, service, steps: int) -> None:
+        super().__init__(steps=steps)
+        self.service, self.diagnosis_id = service, None
+
+    def run(self, case, seed_offset: int = 0):
+        self.calls.append(("run", case.id))
+        self.progress.phase("sampling", total=self.steps)
+        for step in range(self.steps):
+            if step == self.steps // 2:
+                self.service.cancel(self.diagnosis_id)
+                self.progress.phase("still sampling")  # a phase change always saves and checks
+            self.progress.update(step)
+        raise AssertionError("cancellation did not stop the run")
+
+
+def test_cancelling_a_running_diagnosis_stops_it(env):
+    db, _, service = env
+    diagnosis_id = service.submit(small_case()).view["id"]
+    diagnoser = CancellingDiagnoser(service, steps=10)
+    diagnoser.diagnosis_id = diagnosis_id
+    _runner(db, diagnoser).execute(diagnosis_id)
+    cancelled = service.get(diagnosis_id)
+    assert cancelled["status"] == "cancelled" and "report" not in cancelled
+    assert _findings(db, diagnosis_id) == 0
+
+
+def test_a_cancelled_queued_diagnosis_never_runs(env):
+    db, _, service = env
+    diagnosis_id = service.submit(small_case()).view["id"]
+    service.cancel(diagnosis_id)
+    diagnoser = FakeDiagnoser()
+    _runner(db, diagnoser).execute(diagnosis_id)
+    assert service.get(diagnosis_id)["status"] == "cancelled" and diagnoser.calls == []
+
+
+def test_shutdown_puts_the_running_diagnosis_back(env):
+    db, _, service = env
+    diagnosis_id = service.submit(small_case()).view["id"]
+    runner = _runner(db, FakeDiagnoser(steps=3))
+    runner.stopping.set()
+    with pytest.raises(Interrupted):
+        runner.execute(diagnosis_id)
+    back = service.get(diagnosis_id)
+    assert back["status"] == "queued" and back["attempts"] == 0
+    runner.stopping.clear()
+    runner.execute(diagnosis_id)
+    assert service.get(diagnosis_id)["status"] == "done"
+
+
+def test_engine_errors_fail_the_diagnosis_with_the_field(env):
+    db, _, service = env
+    diagnosis_id = service.submit(small_case()).view["id"]
+    _runner(db, FakeDiagnoser(fail=CaseError("documents[0].text", "unreadable"))).execute(diagnosis_id)
+    failed = service.get(diagnosis_id)
+    assert failed["status"] == "failed"
+    assert failed["error"]["field"] == "documents[0].text" and failed["error"]["title"] == "invalid case"
+
+
+def test_a_bug_fails_the_diagnosis_instead_of_looping(env):
+    db, _, service = env
+    diagnosis_id = service.submit(small_case()).view["id"]
+    _runner(db, FakeDiagnoser(fail=ZeroDivisionError("oops"))).execute(diagnosis_id)
+    failed = service.get(diagnosis_id)
+    assert failed["status"] == "failed" and "ZeroDivisionError" in failed["error"]["detail"]
+
+
+def test_progress_is_visible_while_running(env):
+    db, _, service = env
+    diagnosis_id = service.submit(small_case()).view["id"]
+    seen = {}
+
+    class Watching(FakeDiagnoser):
+        def run(self, case, seed_offset: int = 0):
+            self.progress.phase("sampling 4 rows", total=4)
+            seen.update(service.get(diagnosis_id))
+            return super().run(case, seed_offset)
+
+    _runner(db, Watching()).execute(diagnosis_id)
+    assert seen["status"] == "running" and seen["progress"] == {"phase": "sampling 4 rows", "completed": 0, "total": 4}
+    assert "progress" not in service.get(diagnosis_id)
