@@ -15,7 +15,7 @@ from typing import Callable
 
 import click
 
-from diagnose.errors import DiagnoseError
+from diagnose.errors import CaseError, DiagnoseError
 
 CASE_ARG = click.argument("case", type=click.Path(dir_okay=False, path_type=Path))
 
@@ -326,7 +326,7 @@ def _run(invoke: Callable[[], object], debug: bool) -> int:
         exc.show()
         return exc.exit_code
     except DiagnoseError as exc:
-        kind = "invalid case" if exc.exit_code == 2 else "error"
+        kind = "invalid case" if isinstance(exc, CaseError) else "usage" if exc.exit_code == 2 else "error"
         click.echo(f"{kind}: {exc}", err=True)
         if debug:
             traceback.print_exc()
