@@ -20,13 +20,18 @@ from prometheus_client import REGISTRY, Gauge
 
 from api.controllers.diagnoses import DiagnosesController
 from api.controllers.health import healthz
+from api.controllers.library import LibraryController
+from api.controllers.nightly import NightlyRunsController
 from api.db.migrate import upgrade
+from api.guards import reject_nul_bytes
 from api.db.session import Database
 from api.jobs.runner import DiagnosisRunner
+from api.pages import PagesController, page_dependencies
 from api.problems import EXCEPTION_HANDLERS
 from api.services.auth import KeyRing, RateLimiter
 from api.services.diagnoses import DiagnosisService
 from api.services.inline import InlineEngine
+from api.services.nightly_gate import RunFinalizer
 from api.settings import ServiceSettings
 from importlib.metadata import version
 from diagnose.pipeline import Diagnoser
@@ -42,7 +47,8 @@ def build_queue(settings: ServiceSettings, db: Database, with_worker: bool):
         return PostgresQueue(settings.database_url, settings.queue.stalled_after_s)
     from api.jobs.embedded import EmbeddedQueue
 
-    runner = DiagnosisRunner(db, lambda: Diagnoser.from_settings(settings.engine)) if with_worker else None
+    runner = DiagnosisRunner(db, lambda: Diagnoser.from_settings(settings.engine),
+                             on_finished=RunFinalizer(db)) if with_worker else None
     return EmbeddedQueue(_queue_dir(settings.database_url), runner)
 
 
@@ -88,10 +94,10 @@ def create_app(
     metrics = PrometheusConfig(app_name="rag_diagnose", prefix="rag_diagnose", group_path=True,
                                exclude=["/metrics", "/healthz"])
     _register_gauges(service)
-    v1 = Router(path="/", route_handlers=[DiagnosesController], guards=[authorize])
+    v1 = Router(path="/", route_handlers=[DiagnosesController, LibraryController, NightlyRunsController, PagesController], guards=[authorize, reject_nul_bytes])
     app = Litestar(
-        route_handlers=[v1, healthz, PrometheusController],
-        dependencies={"service": Provide(lambda: service, sync_to_thread=False)},
+        route_handlers=[v1, healthz, MetricsController],
+        dependencies={"service": Provide(lambda: service, sync_to_thread=False), **page_dependencies(db)},
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[metrics.middleware],
         openapi_config=OpenAPIConfig(title="rag-diagnose", version=version("rag-diagnose"), path="/schema"),
@@ -102,6 +108,12 @@ def create_app(
     app.state.service = service
     app.state.key_ring = keys
     return app
+
+
+class MetricsController(PrometheusController):
+    """``/metrics`` in Prometheus' text format; left out of the OpenAPI document, which is JSON only."""
+
+    include_in_schema = False
 
 
 _GAUGES: dict[str, Gauge] = {}

@@ -39,6 +39,11 @@ class QueueSettings:
     """PostgreSQL workers: how often a worker says it is alive."""
     stalled_after_s: float = 30.0
     """PostgreSQL workers: a job whose worker was silent this long is run again."""
+    nightly_cron: str = ""
+    """PostgreSQL workers: start a nightly run over the stored library on this cron
+    (e.g. ``0 3 * * *``, UTC); empty means no scheduled run."""
+    nightly_tags: str = ""
+    """Comma-separated tags the scheduled run selects (every one required); empty: all cases."""
 
 
 @dataclass(frozen=True)

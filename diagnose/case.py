@@ -186,7 +186,7 @@ def _validate_constraint(path: str, c: Constraint) -> None:
     if isinstance(c, RegexConstraint):
         try:
             re.compile(c.pattern)
-        except re.error as exc:
+        except (re.error, OverflowError, RecursionError) as exc:  # a{99999999999}, 1000 nested groups
             raise CaseError(f"{path}.pattern", f"is not a valid regular expression: {exc}", c.pattern)
     elif isinstance(c, MaxWordsConstraint) and c.max < 1:
         raise CaseError(f"{path}.max", "must be >= 1", c.max)

@@ -1,10 +1,12 @@
-"""``diagnose serve``, ``worker``, ``db`` and ``keys``: the service's commands.
+"""``diagnose serve``, ``worker``, ``db``, ``keys`` and ``library``: the service's commands.
 
 They import the service (``api``) only when run, so the engine and the other
 commands never load web or database code.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 
@@ -14,12 +16,26 @@ def register(cli: click.Group) -> None:
     cli.add_command(worker)
     cli.add_command(db)
     cli.add_command(keys)
+    cli.add_command(library)
 
 
 def _settings():
     from api.settings import ServiceSettings
 
     return ServiceSettings.from_env()
+
+
+def _as_usage_error(call):
+    """A refused request (duplicate name, unknown key, bad limit) is bad usage: exit 2."""
+    from api.services.errors import ServiceError
+    from diagnose.errors import UsageError
+
+    try:
+        return call()
+    except ServiceError as exc:
+        raise UsageError(exc.detail) from None
+    except ValueError as exc:  # limits' parser: "not a valid rate limit string"
+        raise UsageError(f"--rate-limit: {exc}") from None
 
 
 def _database():
@@ -77,6 +93,8 @@ def worker(name: str | None) -> None:
     from api.db.session import Database
     from api.jobs.postgres import PostgresQueue
     from api.jobs.runner import DiagnosisRunner
+    from api.services.nightly import NightlyService
+    from api.services.nightly_gate import RunFinalizer
     from diagnose.errors import UsageError
     from diagnose.pipeline import Diagnoser
 
@@ -86,10 +104,15 @@ def worker(name: str | None) -> None:
                          "with the SQLite default, `diagnose serve` runs the worker itself")
     logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     upgrade(settings.database_url)
-    runner = DiagnosisRunner(Database(settings.database_url), lambda: Diagnoser.from_settings(settings.engine))
-    queue = PostgresQueue(settings.database_url, settings.queue.stalled_after_s)
-    click.echo(f"worker {name or socket.gethostname()}:{os.getpid()} waiting for diagnoses", err=True)
-    queue.run_worker(runner, heartbeat_s=settings.queue.heartbeat_s, name=name or f"{socket.gethostname()}:{os.getpid()}")
+    database = Database(settings.database_url)
+    runner = DiagnosisRunner(database, lambda: Diagnoser.from_settings(settings.engine),
+                             on_finished=RunFinalizer(database))
+    queue = PostgresQueue(settings.database_url, settings.queue.stalled_after_s, settings.queue.nightly_cron)
+    nightly_tags = [t.strip() for t in settings.queue.nightly_tags.split(",") if t.strip()]
+    name = name or f"{socket.gethostname()}:{os.getpid()}"
+    click.echo(f"worker {name} waiting for diagnoses", err=True)
+    queue.run_worker(runner, heartbeat_s=settings.queue.heartbeat_s, name=name,
+                     start_nightly=lambda: NightlyService(database, queue).start_run(nightly_tags))
 
 
 @click.group()
@@ -131,7 +154,7 @@ def keys_add(name: str, rate_limit: str | None) -> None:
     from api.services.auth import create_key
 
     upgrade(_settings().database_url)
-    click.echo(create_key(_database(), name, rate_limit))
+    click.echo(_as_usage_error(lambda: create_key(_database(), name, rate_limit)))
 
 
 @keys.command("list")
@@ -150,5 +173,43 @@ def keys_revoke(name: str) -> None:
     """Revoke a key; requests with it get 401 within a few seconds."""
     from api.services.auth import revoke_key
 
-    revoke_key(_database(), name)
+    _as_usage_error(lambda: revoke_key(_database(), name))
     click.echo(f"revoked {name}", err=True)
+
+
+@click.group()
+def library() -> None:
+    """The prompt library stored in the service's database (what nightly runs diagnose)."""
+
+
+@library.command("push")
+@click.argument("directory", type=click.Path(exists=True, path_type=Path))
+@click.option("--tag", "tags", multiple=True, help="Push only cases carrying this tag (repeatable: all of them).")
+def library_push(directory: Path, tags: tuple[str, ...]) -> None:
+    """Store every case under DIRECTORY (found like `diagnose nightly` does) in DATABASE_URL.
+
+    Each case is a version keyed by its content hash: new content adds a version
+    and makes it current, the same content again changes nothing.
+    """
+    from api.db.migrate import upgrade
+    from api.services.library import LibraryService
+    from api.services.limits import check_case_size
+    from api.services.errors import ServiceError
+    from diagnose.errors import CaseError, UsageError
+    from diagnose.nightly.library import discover
+
+    settings = _settings()
+    found = discover(directory, tags)
+    if not found:
+        raise UsageError(f"no cases under {directory}" + (f" with tags {', '.join(tags)}" if tags else ""))
+    for item in found:
+        try:
+            check_case_size(item.case, settings.limits, None)
+        except ServiceError as exc:
+            raise CaseError(f"{item.relative_path}: {exc.field}", exc.detail) from None
+    upgrade(settings.database_url)
+    result = LibraryService(_database(), settings.limits).push([item.case for item in found])
+    for case in result["cases"]:
+        click.echo(f"{case['status']:<9} {case['case_id']} (version {case['version']})")
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(result["counts"].items()))
+    click.echo(f"{len(found)} cases pushed: {counts}", err=True)

@@ -10,6 +10,7 @@ from litestar import Controller, Request, Response, delete, get, post
 from litestar.di import NamedDependency
 from litestar.params import BodyKwarg, FromPath, QueryParameter
 
+from api.openapi import case_body_schema, problem_responses
 from api.services.diagnoses import DiagnosisService
 from diagnose.html import render_report_html
 from diagnose.report import Report
@@ -33,12 +34,14 @@ class DiagnosesController(Controller):
     path = "/v1/diagnoses"
     tags = ["diagnoses"]
 
-    @post(status_code=202, summary="Submit a case for diagnosis")
+    @post(status_code=202, summary="Submit a case for diagnosis",
+          responses=problem_responses(400, 401, 413, 422, 429, 503))
     async def create(
         self,
         request: Request,
         service: Service,
-        data: Annotated[dict[str, Any], BodyKwarg(description="A case (contract section 1).")],
+        data: Annotated[dict[str, Any], BodyKwarg(description="A case (contract section 1).",
+                                                       schema_extra=case_body_schema())],
         mode: Annotated[Literal["inputs", "run"], QueryParameter(description="`inputs`: input stage only.")] = "run",
         rerun: Annotated[bool, QueryParameter(description="Ignore a stored identical request and run again.")] = False,
     ) -> dict[str, Any]:
@@ -54,7 +57,7 @@ class DiagnosesController(Controller):
             lambda: service.submit(data, mode=mode, rerun=rerun, api_key_id=caller.key_id))
         return {**submitted.view, "reused": submitted.reused}
 
-    @get(summary="Recent diagnoses")
+    @get(summary="Recent diagnoses", responses=problem_responses(400, 401, 429))
     async def list_recent(
         self,
         service: Service,
@@ -64,19 +67,23 @@ class DiagnosesController(Controller):
     ) -> list[dict[str, Any]]:
         return await to_thread.run_sync(lambda: service.list(status=status, case_id=case_id, limit=limit))
 
-    @get("/{diagnosis_id:str}", summary="A diagnosis: status, progress, report when done")
+    @get("/{diagnosis_id:str}", summary="A diagnosis: status, progress, report when done",
+         responses=problem_responses(400, 401, 404, 429))
     async def read(self, service: Service, diagnosis_id: FromPath[str]) -> dict[str, Any]:
         return await to_thread.run_sync(service.get, diagnosis_id)
 
-    @delete("/{diagnosis_id:str}", status_code=202, summary="Cancel a queued or running diagnosis")
+    @delete("/{diagnosis_id:str}", status_code=202, summary="Cancel a queued or running diagnosis",
+            responses=problem_responses(400, 401, 404, 409, 429))
     async def cancel(self, service: Service, diagnosis_id: FromPath[str]) -> dict[str, Any]:
         return await to_thread.run_sync(service.cancel, diagnosis_id)
 
-    @get("/{diagnosis_id:str}/report.json", summary="The report JSON alone")
+    @get("/{diagnosis_id:str}/report.json", summary="The report JSON alone",
+         responses=problem_responses(400, 401, 404, 409, 429))
     async def report_json(self, service: Service, diagnosis_id: FromPath[str]) -> dict[str, Any]:
         return await to_thread.run_sync(service.report, diagnosis_id)
 
-    @get("/{diagnosis_id:str}/report.html", media_type="text/html", summary="The report page")
+    @get("/{diagnosis_id:str}/report.html", media_type="text/html", summary="The report page",
+         responses=problem_responses(400, 401, 404, 409, 429))
     async def report_html(self, service: Service, diagnosis_id: FromPath[str]) -> Response[str]:
         report = await to_thread.run_sync(service.report, diagnosis_id)
         html = render_report_html(msgspec.convert(report, Report))

@@ -8,11 +8,12 @@ from anyio import to_thread
 from litestar import Response, get
 from litestar.di import NamedDependency
 
+from api.openapi import problem_responses
 from api.problems import problem
 from api.services.diagnoses import DiagnosisService
 
 
-@get("/healthz", summary="Can the service take work?", tags=["operations"])
+@get("/healthz", summary="Can the service take work?", tags=["operations"], responses=problem_responses(503))
 async def healthz(service: NamedDependency[DiagnosisService]) -> Response[dict[str, Any]]:
     def check() -> dict[str, Any]:
         return {"pending": service.pending(), "workers": service.queue.workers_alive()}

@@ -109,7 +109,8 @@ class LibraryCase(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     case_id: Mapped[str] = mapped_column(String(128), index=True)
-    content_hash: Mapped[str] = mapped_column(String(64))
+    content_hash: Mapped[str] = mapped_column(String(80))
+    """``sha256:<hex>`` of the case, as :func:`diagnose.nightly.library.content_hash` gives it."""
     tags: Mapped[list[Any]]
     case: Mapped[dict[str, Any]]
     current: Mapped[bool] = mapped_column(Boolean, default=True)
@@ -144,7 +145,8 @@ class NightlyItem(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("nightly_runs.id", ondelete="CASCADE"), index=True)
     library_case_id: Mapped[int] = mapped_column(ForeignKey("library_cases.id"))
-    diagnosis_id: Mapped[str] = mapped_column(ForeignKey("diagnoses.id"))
+    diagnosis_id: Mapped[str] = mapped_column(ForeignKey("diagnoses.id"), index=True)
+    """Indexed: every finished diagnosis looks up the nightly run it belongs to."""
 
     run: Mapped[NightlyRun] = relationship(back_populates="items")
     library_case: Mapped[LibraryCase] = relationship()

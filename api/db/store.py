@@ -20,6 +20,21 @@ def sha256_of(data: Any) -> str:
     return hashlib.sha256(canonical_json(data).encode()).hexdigest()
 
 
+ADMISSION_LOCK = 0x7261675F
+"""PostgreSQL advisory lock key ('rag_') held while a submission checks capacity and inserts."""
+
+
+def lock_admission(session: Session) -> None:
+    """Hold until commit, across API processes, the right to count pending work and add to it.
+
+    PostgreSQL only (a transaction-scoped advisory lock); the embedded SQLite
+    service is one process, and :class:`~api.services.diagnoses.DiagnosisService`
+    serialises its own threads.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(select(func.pg_advisory_xact_lock(ADMISSION_LOCK)))
+
+
 def pending_count(session: Session) -> int:
     return session.scalar(select(func.count()).select_from(Diagnosis).where(Diagnosis.status.in_(PENDING))) or 0
 

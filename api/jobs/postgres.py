@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from typing import Callable
 
+import croniter
 import procrastinate
 
 from api.jobs.runner import MAX_ATTEMPTS, DiagnosisRunner, Interrupted
@@ -31,11 +33,18 @@ def conninfo(url: str) -> str:
 class PostgresQueue:
     kind = "postgresql"
 
-    def __init__(self, url: str, stalled_after_s: float = 30.0) -> None:
+    def __init__(self, url: str, stalled_after_s: float = 30.0, nightly_cron: str = "") -> None:
+        # procrastinate's pools check each connection before use, so a restarted
+        # database costs no failed request.
         self.app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo(url)))
         self.stalled_after_s = stalled_after_s
         self._runner: DiagnosisRunner | None = None
         self._opened = False
+        self._in_worker = False
+        """Inside ``run_worker`` the app is open (async) and sync calls such as ``enqueue`` go through it."""
+        self._start_nightly: Callable[[], object] | None = None
+        if nightly_cron:
+            self._schedule_nightly(nightly_cron)
 
         # Interrupted (worker shutting down) goes back to the queue at once; anything
         # else was already recorded as a failed diagnosis by the runner.
@@ -52,8 +61,21 @@ class PostgresQueue:
 
         self._run_diagnosis = run_diagnosis
 
+    def _schedule_nightly(self, cron: str) -> None:
+        """``RAG_DIAGNOSE_NIGHTLY_CRON``: workers start a nightly run on this schedule; procrastinate
+        defers each tick once, however many workers run, and any worker may take it."""
+        if not croniter.croniter.is_valid(cron):
+            raise ValueError(f"RAG_DIAGNOSE_NIGHTLY_CRON: {cron!r} is not a cron expression (e.g. '0 3 * * *')")
+
+        @self.app.periodic(cron=cron, periodic_id="nightly")
+        @self.app.task(name="start_nightly_run", queue=MAINTENANCE, queueing_lock="start_nightly_run")
+        def start_nightly_run(timestamp: int) -> None:
+            assert self._start_nightly is not None, "start_nightly_run runs only inside `diagnose worker`"
+            log.info("scheduled nightly run (tick %s)", timestamp)
+            self._start_nightly()
+
     def _open(self) -> None:
-        if not self._opened:
+        if not self._opened and not self._in_worker:
             self.app.open()
             self._opened = True
 
@@ -86,35 +108,57 @@ class PostgresQueue:
             await self.app.job_manager.retry_job(job)
         return len(stalled)
 
-    def run_worker(self, runner: DiagnosisRunner, heartbeat_s: float = 5.0, name: str | None = None) -> None:
-        """Block running jobs one at a time (a worker owns its models) until interrupted."""
+    def run_worker(self, runner: DiagnosisRunner, heartbeat_s: float = 5.0, name: str | None = None,
+                   start_nightly: Callable[[], object] | None = None) -> None:
+        """Block running jobs one at a time (a worker owns its models) until interrupted.
+
+        ``start_nightly`` starts a nightly run; it is what the ``nightly_cron`` schedule calls.
+        """
         self._runner = runner
+        self._start_nightly = start_nightly
 
         async def main() -> None:
-            async with self.app.open_async():
-                await self.requeue_stalled()
-                worker = asyncio.create_task(self.app.run_worker_async(
-                    queues=[QUEUE, MAINTENANCE],
-                    concurrency=1,
-                    name=name,
-                    update_heartbeat_interval=heartbeat_s,
-                    stalled_worker_timeout=self.stalled_after_s,
-                    install_signal_handlers=False,
-                ))
+            current: list[asyncio.Task] = []
 
-                def shut_down() -> None:
-                    # The running diagnosis stops at its next progress report and is
-                    # retried (Interrupted); procrastinate then stops gracefully.
-                    log.info("worker stopping")
-                    runner.stopping.set()
-                    worker.cancel()
+            def shut_down() -> None:
+                # The running diagnosis stops at its next progress report and is
+                # retried (Interrupted); procrastinate then stops gracefully.
+                log.info("worker stopping")
+                runner.stopping.set()
+                for task in current:
+                    task.cancel()
 
-                loop = asyncio.get_running_loop()
-                for sig in (signal.SIGINT, signal.SIGTERM):
-                    loop.add_signal_handler(sig, shut_down)
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, shut_down)
+            backoff = 1.0
+            while not runner.stopping.is_set():
                 try:
-                    await worker
+                    async with self.app.open_async():
+                        self._in_worker = True
+                        await self.requeue_stalled()
+                        backoff = 1.0
+                        current[:] = [asyncio.create_task(self.app.run_worker_async(
+                            queues=[QUEUE, MAINTENANCE],
+                            concurrency=1,
+                            name=name,
+                            update_heartbeat_interval=heartbeat_s,
+                            stalled_worker_timeout=self.stalled_after_s,
+                            install_signal_handlers=False,
+                        ))]
+                        await current[0]
                 except asyncio.CancelledError:
-                    pass
+                    break
+                except Exception as exc:  # noqa: BLE001 - e.g. the database restarted
+                    log.warning("worker lost the database (%s: %s)", type(exc).__name__, exc)
+                if not runner.stopping.is_set():
+                    # procrastinate stops its worker when the database goes away; start
+                    # it again rather than leave the machine idle until someone notices.
+                    log.warning("worker restarts in %.0f s", backoff)
+                    await asyncio.sleep(backoff)
+                    backoff = min(backoff * 2, 30.0)
 
-        asyncio.run(main())
+        try:
+            asyncio.run(main())
+        finally:
+            self._in_worker = False

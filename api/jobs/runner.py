@@ -63,9 +63,13 @@ class _DatabaseProgress:
 class DiagnosisRunner:
     """Owns the models of one worker; ``execute`` is what every queue transport calls."""
 
-    def __init__(self, db: Database, diagnoser_factory: Callable[[], Diagnoser]) -> None:
+    def __init__(self, db: Database, diagnoser_factory: Callable[[], Diagnoser],
+                 on_finished: Callable[[str], object] | None = None) -> None:
         self.db = db
         self._factory = diagnoser_factory
+        self.on_finished = on_finished
+        """Called with the diagnosis id once its result is recorded (done, failed or cancelled),
+        and again on a redelivery of a finished one; e.g. the nightly run's finalizer."""
         self._diagnoser: Diagnoser | None = None
         self.stopping = threading.Event()
         """Set on shutdown: the running diagnosis stops at its next progress report."""
@@ -77,6 +81,14 @@ class DiagnosisRunner:
         return self._diagnoser
 
     def execute(self, diagnosis_id: str) -> None:
+        self._execute(diagnosis_id)  # Interrupted propagates: the diagnosis is not finished
+        if self.on_finished is not None:
+            try:
+                self.on_finished(diagnosis_id)
+            except Exception:  # noqa: BLE001 - the result is recorded; a failed hook must not redo or loop the job
+                log.exception("on_finished hook failed for diagnosis %s", diagnosis_id)
+
+    def _execute(self, diagnosis_id: str) -> None:
         with self.db.session() as session:
             diagnosis = claim(session, diagnosis_id, MAX_ATTEMPTS)
             if diagnosis is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -12,7 +13,7 @@ from sqlalchemy import select
 
 from api.db.models import PENDING, Diagnosis
 from api.db.session import Database
-from api.db.store import find_cached, finish, pending_count, record_report, sha256_of
+from api.db.store import find_cached, finish, lock_admission, pending_count, record_report, sha256_of
 from api.services.errors import Conflict, InvalidCase, NotFound, QueueFull, ServiceError
 from api.services.inline import InlineEngine
 from api.services.limits import check_case_size
@@ -37,6 +38,9 @@ class DiagnosisService:
         self.queue = queue
         self.settings = settings
         self.inline = inline
+        # Capacity check and insert are one step: without it, 50 simultaneous submissions
+        # all counted the same free slots and 34 were accepted into a queue of capacity 20.
+        self._admission = threading.Lock()
         # Part of every cache key: a new engine, library or settings version is a new request.
         self._engine_key = sha256_of({
             "libraries": library_versions(),
@@ -72,7 +76,8 @@ class DiagnosisService:
     def _enqueue(self, case: Case, case_data: dict, key: str, mode: Mode, api_key_id: int | None,
                  seed_offset: int) -> dict[str, Any]:
         retry_after = {"Retry-After": str(self.settings.queue.retry_after_s)}
-        with self.db.session() as session:
+        with self._admission, self.db.session() as session:
+            lock_admission(session)
             waiting = pending_count(session)
             if waiting >= self.settings.queue.capacity:
                 raise QueueFull(

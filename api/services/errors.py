@@ -40,3 +40,11 @@ class RateLimited(ServiceError):
 
 class Unauthorized(ServiceError):
     status, title = 401, "unauthorized"
+
+
+class InvalidRequest(ServiceError):
+    status, title = 422, "invalid request"
+
+
+class Unavailable(ServiceError):
+    status, title = 503, "unavailable"

@@ -5,6 +5,7 @@ restart, exactly once, with nothing lost."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -67,7 +68,9 @@ def _stop(process: subprocess.Popen) -> None:
             _kill(process)
 
 
-def test_killed_postgres_worker_job_runs_again_exactly_once(postgres_url, tmp_path):
+@pytest.fixture
+def pg_service(postgres_url):
+    """The API's service on PostgreSQL; workers are started by each test as processes."""
     from api.db.migrate import upgrade
     from api.db.session import Database
     from api.jobs.postgres import PostgresQueue
@@ -78,7 +81,12 @@ def test_killed_postgres_worker_job_runs_again_exactly_once(postgres_url, tmp_pa
     upgrade(postgres_url)
     settings = service_settings(postgres_url)
     queue = PostgresQueue(postgres_url, stalled_after_s=3)
-    service = DiagnosisService(Database(postgres_url), queue, settings, InlineEngine(settings.engine))
+    yield DiagnosisService(Database(postgres_url), queue, settings, InlineEngine(settings.engine))
+    queue.stop()
+
+
+def test_killed_postgres_worker_job_runs_again_exactly_once(pg_service, postgres_url, tmp_path):
+    service = pg_service
     log = tmp_path / "workers.log"
     first = _diagnose("worker", "--name", "first", env=_env(postgres_url), log=log)
     second = None
@@ -102,7 +110,6 @@ def test_killed_postgres_worker_job_runs_again_exactly_once(postgres_url, tmp_pa
         _stop(first)
         if second is not None:
             _stop(second)
-        queue.stop()
 
 
 def test_killed_embedded_service_resumes_the_job_after_restart(tmp_path):
@@ -146,3 +153,32 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def _restart_postgres() -> None:
+    clusters = sorted(Path("/etc/postgresql").glob("*/main"))
+    if shutil.which("pg_ctlcluster") is None or not clusters:
+        pytest.skip("needs the local Debian PostgreSQL cluster (pg_ctlcluster) to restart it")
+    version = clusters[-1].parent.name
+    subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart"], check=True,
+                   capture_output=True, timeout=120)
+
+
+def test_database_restart_during_a_run_needs_no_manual_step(pg_service, postgres_url, tmp_path):
+    service = pg_service
+    log = tmp_path / "worker.log"
+    worker = _diagnose("worker", env=_env(postgres_url), log=log)
+    try:
+        first = service.submit(small_case("during-restart", documents=3, **SAMPLING)).view["id"]
+        _wait(lambda: _sampling_started(lambda: service.get(first)), 240, "the worker to sample")
+        _restart_postgres()
+        finished = lambda d: (v := service.get(d))["status"] in ("done", "failed") and v  # noqa: E731
+        done = _wait(lambda: finished(first), 240, "the diagnosis that ran through the restart", every=1)
+        assert done["status"] == "done", (done.get("error"), log.read_text()[-3000:])
+        # The service and the worker both carry on without being restarted.
+        second = service.submit(small_case("after-restart", documents=2, seeds=2, temperatures=[0.7],
+                                           max_new_tokens=8)).view["id"]
+        assert _wait(lambda: finished(second), 120, "a diagnosis submitted after the restart")["status"] == "done"
+        assert worker.poll() is None
+    finally:
+        _stop(worker)

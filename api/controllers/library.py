@@ -1,0 +1,53 @@
+"""``/v1/library``: the stored prompt library that nightly runs diagnose."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from anyio import to_thread
+from litestar import Controller, get, post
+from litestar.di import NamedDependency, Provide
+from litestar.params import BodyKwarg, QueryParameter
+
+from api.openapi import problem_responses
+from api.services.diagnoses import DiagnosisService
+from api.services.library import LibraryService
+
+
+def provide_library(service: DiagnosisService) -> LibraryService:
+    return LibraryService(service.db, service.settings.limits)
+
+
+Library = NamedDependency[LibraryService]
+
+
+class LibraryController(Controller):
+    path = "/v1/library"
+    tags = ["nightly"]
+    dependencies = {"library": Provide(provide_library, sync_to_thread=False)}
+
+    @post(status_code=200, summary="Push cases into the library",
+          responses=problem_responses(400, 401, 413, 422, 429))
+    async def push(
+        self,
+        library: Library,
+        data: Annotated[dict[str, Any], BodyKwarg(description='`{"cases": [case, ...]}` (contract section 1).')],
+    ) -> dict[str, Any]:
+        """Each case is stored as a version keyed by its content hash (tags left out).
+
+        New content adds a version and makes it current (``added``/``updated``);
+        the current content again is a no-op (``unchanged``, or ``retagged`` when
+        only its tags changed); an older version's content becomes current again
+        (``restored``). Every case is validated first: one invalid case stores
+        nothing and answers 422 naming ``cases[i].<field>``.
+        """
+        return await to_thread.run_sync(library.push_body, data)
+
+    @get(summary="Current library cases with their latest nightly verdict",
+         responses=problem_responses(400, 401, 429))
+    async def list_current(
+        self,
+        library: Library,
+        tag: Annotated[list[str] | None, QueryParameter(description="Only cases carrying every given tag.")] = None,
+    ) -> list[dict[str, Any]]:
+        return await to_thread.run_sync(lambda: library.list(tag or ()))

@@ -1,0 +1,76 @@
+"""``/v1/nightly-runs``: regression runs over the stored library, fanned out over the workers."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+from anyio import to_thread
+from litestar import Controller, Response, get, post
+from litestar.di import NamedDependency, Provide
+from litestar.params import FromPath, QueryParameter
+
+from api.openapi import problem_responses
+from api.services.diagnoses import DiagnosisService
+from api.services.nightly import NightlyService
+
+
+class NightlyRunRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    tags: list[str] = []
+    """Run the current cases carrying every one of these tags (none: all of them)."""
+    baseline: str | None = None
+    """The run to compare with; default: the latest done run with the same tags."""
+    fail_on: Literal["warn", "fail", "never"] = "fail"
+    """The case status at which the run's ``gate`` is ``fail``."""
+    seed_offset: int | None = None
+    """Extension: fixed sample seeds; default: derived from the run id (fresh samples each run)."""
+
+
+def provide_nightly(service: DiagnosisService) -> NightlyService:
+    return NightlyService(service.db, service.queue)
+
+
+Nightly = NamedDependency[NightlyService]
+
+
+class NightlyRunsController(Controller):
+    path = "/v1/nightly-runs"
+    tags = ["nightly"]
+    dependencies = {"nightly": Provide(provide_nightly, sync_to_thread=False)}
+
+    @post(status_code=202, summary="Start a nightly run over the stored library",
+          responses=problem_responses(400, 401, 422, 429, 503))
+    async def start(self, nightly: Nightly, data: NightlyRunRequest | None = None) -> dict[str, Any]:
+        """Queue one diagnosis per current library case and answer ``202 {id, status, links}``.
+
+        When the last case finishes, the run is compared with its baseline: ``summary``
+        holds per-case comparisons with their evidence, ``counts`` and ``gate``
+        (``fail`` when a case reaches ``fail_on``, ``warn`` when a case regressed below it).
+        """
+        body = data or NightlyRunRequest()
+        return await to_thread.run_sync(lambda: nightly.start_run(
+            body.tags, body.baseline, body.fail_on, body.seed_offset))
+
+    @get(summary="Recent nightly runs with progress and counts", responses=problem_responses(400, 401, 429))
+    async def list_recent(
+        self,
+        nightly: Nightly,
+        status: Annotated[Literal["running", "done", "failed"] | None, QueryParameter()] = None,
+        limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
+    ) -> list[dict[str, Any]]:
+        return await to_thread.run_sync(lambda: nightly.list(status=status, limit=limit))
+
+    @get("/{run_id:str}", summary="A nightly run: progress (finished/total), summary when done",
+         responses=problem_responses(400, 401, 404, 429))
+    async def read(self, nightly: Nightly, run_id: FromPath[str]) -> dict[str, Any]:
+        return await to_thread.run_sync(nightly.get, run_id)
+
+    @get("/{run_id:str}/junit.xml", media_type="application/xml", summary="JUnit XML, one test case per case",
+         responses=problem_responses(400, 401, 404, 409, 429))
+    async def junit(self, nightly: Nightly, run_id: FromPath[str]) -> Response[str]:
+        return Response(await to_thread.run_sync(nightly.junit, run_id), media_type="application/xml")
+
+    @get("/{run_id:str}/summary.md", media_type="text/markdown", summary="Markdown summary for a PR comment",
+         responses=problem_responses(400, 401, 404, 409, 429))
+    async def summary_md(self, nightly: Nightly, run_id: FromPath[str]) -> Response[str]:
+        return Response(await to_thread.run_sync(nightly.markdown, run_id), media_type="text/markdown; charset=utf-8")

@@ -1,0 +1,185 @@
+"""Nightly regression runs over the stored library, fanned out over the job queue.
+
+A run is one :class:`NightlyRun` row plus, per current library case, one
+``mode=run`` diagnosis queued like any other, so every worker (threads,
+processes, machines on PostgreSQL) takes a share. The jobs are durable: a
+restarted service or worker continues the run's remaining diagnoses, and a
+finished diagnosis is never run again (``claim`` skips it). When the last one
+finishes, the worker's hook (:class:`~api.services.nightly_gate.RunFinalizer`)
+compares the run with its baseline; reading a run finishes it too, should that
+hook have been missed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Sequence
+
+from sqlalchemy import func, select
+
+from api.db.models import PENDING, Diagnosis, NightlyItem, NightlyRun, new_id
+from api.db.session import Database
+from api.db.store import finish, sha256_of
+from api.services.diagnoses import _iso
+from api.services.errors import Conflict, InvalidRequest, NotFound, Unavailable
+from api.services.library import current_cases
+from api.services.nightly_gate import finalize, stored_result
+from diagnose.nightly.compare import GateSettings
+from diagnose.nightly.junit import render_junit
+from diagnose.nightly.markdown import render_markdown
+from diagnose.nightly.runner import seed_offset_for
+
+FailOn = Literal["warn", "fail", "never"]
+FAIL_ON = ("warn", "fail", "never")
+MAX_SEED_OFFSET = 2**31 - 2**16
+"""Seed offsets are stored as 32-bit integers; sample seeds add up to MAX_SEEDS on top."""
+
+
+class NightlyService:
+    def __init__(self, db: Database, queue, gate: GateSettings | None = None) -> None:
+        self.db = db
+        self.queue = queue
+        self.gate = gate
+
+    def start_run(self, tags: Sequence[str] = (), baseline_id: str | None = None, fail_on: FailOn = "fail",
+                  seed_offset: int | None = None) -> dict[str, Any]:
+        """Create the run and its diagnoses, then queue them; answers the run's view.
+
+        ``baseline_id`` None means the latest done run with the same tags (none: every
+        case is new). ``seed_offset`` None derives one from the run id, so each run
+        draws fresh samples and the gate sees real sampling noise.
+        """
+        if fail_on not in FAIL_ON:
+            raise InvalidRequest(f"fail_on must be one of {', '.join(FAIL_ON)} (got {fail_on!r})", "fail_on")
+        if seed_offset is not None and not 0 <= seed_offset <= MAX_SEED_OFFSET:
+            raise InvalidRequest(f"seed_offset must be in [0, {MAX_SEED_OFFSET}] (got {seed_offset})", "seed_offset")
+        tags = sorted(set(tags))
+        run_id = new_id()
+        offset = seed_offset_for(run_id) if seed_offset is None else seed_offset
+        with self.db.session() as session:
+            cases = current_cases(session, tags)
+            if not cases:
+                raise InvalidRequest("no current library case" + (f" carries every tag of {tags}" if tags else
+                                     " exists; push cases with POST /v1/library first"), "tags")
+            baseline = _resolve_baseline(session, baseline_id, tags)
+            session.add(NightlyRun(id=run_id, status="running", tags=tags, fail_on=fail_on, seed_offset=offset,
+                                   baseline_id=baseline))
+            diagnosis_ids = []
+            for case in cases:
+                diagnosis = Diagnosis(
+                    id=new_id(), status="queued", mode="run", case_id=case.case_id, case=case.case,
+                    seed_offset=offset, request_key=sha256_of({"nightly_run": run_id, "case": case.content_hash}))
+                session.add(diagnosis)
+                session.add(NightlyItem(run_id=run_id, library_case_id=case.id, diagnosis_id=diagnosis.id))
+                diagnosis_ids.append(diagnosis.id)
+        self._enqueue(run_id, diagnosis_ids)
+        return self.get(run_id, with_summary=False)
+
+    def _enqueue(self, run_id: str, diagnosis_ids: list[str]) -> None:
+        for i, diagnosis_id in enumerate(diagnosis_ids):
+            try:
+                self.queue.enqueue(diagnosis_id)
+            except Exception as exc:
+                # The rest cannot run: they fail (so the run still finishes) and the caller hears why.
+                with self.db.session() as session:
+                    for rest in diagnosis_ids[i:]:
+                        finish(session.get(Diagnosis, rest), "failed",
+                               {"title": "not queued", "detail": f"the job queue refused it: {exc}"})
+                finalize(self.db, run_id, self.gate)
+                raise Unavailable(f"the job queue is unavailable ({exc}); nightly run {run_id} records "
+                                  f"{len(diagnosis_ids) - i} of {len(diagnosis_ids)} cases as not run") from exc
+
+    # -- read -------------------------------------------------------------------
+    def get(self, run_id: str, with_summary: bool = True) -> dict[str, Any]:
+        finalize(self.db, run_id, self.gate)  # a no-op unless every case finished and nobody closed the run
+        with self.db.session() as session:
+            run = session.get(NightlyRun, run_id)
+            if run is None:
+                raise NotFound(f"no nightly run {run_id!r}", "id")
+            return view(run, _progress(session, [run_id]).get(run_id, (0, 0)), with_summary)
+
+    def list(self, status: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Recent runs, newest first, with progress, gate and counts (not the per-case summary)."""
+        query = select(NightlyRun.id, NightlyRun.status).order_by(NightlyRun.created_at.desc()).limit(limit)
+        if status:
+            query = query.where(NightlyRun.status == status)
+        with self.db.session() as session:
+            rows = session.execute(query).tuples().all()
+            progress = _progress(session, [run_id for run_id, _ in rows])
+        for run_id, run_status in rows:
+            finished, total = progress.get(run_id, (0, 0))
+            if run_status == "running" and finished == total:
+                finalize(self.db, run_id, self.gate)
+        with self.db.session() as session:
+            runs = {r.id: r for r in session.scalars(select(NightlyRun).where(NightlyRun.id.in_(progress)))}
+            return [view(runs[run_id], progress.get(run_id, (0, 0)), with_summary=False)
+                    for run_id, _ in rows if run_id in runs]
+
+    def junit(self, run_id: str) -> str:
+        return render_junit(self._result(run_id))
+
+    def markdown(self, run_id: str) -> str:
+        return render_markdown(self._result(run_id))
+
+    def _result(self, run_id: str):
+        finalize(self.db, run_id, self.gate)
+        with self.db.session() as session:
+            run = session.get(NightlyRun, run_id)
+            if run is None:
+                raise NotFound(f"no nightly run {run_id!r}", "id")
+            if run.status != "done":
+                raise Conflict(f"nightly run {run_id} is {run.status}; its results come when every case finished")
+            return stored_result(session, run)
+
+
+def _resolve_baseline(session, baseline_id: str | None, tags: list[str]) -> str | None:
+    if baseline_id is not None:
+        # A NUL cannot be in any id, and PostgreSQL fails (500) comparing text with one.
+        base = session.get(NightlyRun, baseline_id) if "\x00" not in baseline_id else None
+        if base is None:
+            raise InvalidRequest(f"no nightly run {baseline_id!r}", "baseline")
+        if base.status != "done":
+            raise InvalidRequest(f"nightly run {baseline_id} is {base.status}; a baseline must be done", "baseline")
+        return base.id
+    done = session.execute(select(NightlyRun.id, NightlyRun.tags).where(NightlyRun.status == "done")
+                           .order_by(NightlyRun.created_at.desc(), NightlyRun.id)).tuples()
+    return next((run_id for run_id, run_tags in done if sorted(run_tags) == tags), None)
+
+
+def _progress(session, run_ids: list[str]) -> dict[str, tuple[int, int]]:
+    """``run id → (finished, total)`` diagnoses, in one grouped query."""
+    if not run_ids:
+        return {}
+    rows = session.execute(
+        select(NightlyItem.run_id, Diagnosis.status, func.count())
+        .join(Diagnosis, Diagnosis.id == NightlyItem.diagnosis_id)
+        .where(NightlyItem.run_id.in_(run_ids)).group_by(NightlyItem.run_id, Diagnosis.status)
+    ).tuples()
+    out: dict[str, tuple[int, int]] = {run_id: (0, 0) for run_id in run_ids}
+    for run_id, status, count in rows:
+        finished, total = out[run_id]
+        out[run_id] = (finished + (0 if status in PENDING else count), total + count)
+    return out
+
+
+def links(run_id: str, baseline_id: str | None = None) -> dict[str, str]:
+    base = f"/v1/nightly-runs/{run_id}"
+    out = {"self": base, "junit": f"{base}/junit.xml", "summary_md": f"{base}/summary.md"}
+    if baseline_id:
+        out["baseline"] = f"/v1/nightly-runs/{baseline_id}"
+    return out
+
+
+def view(run: NightlyRun, progress: tuple[int, int], with_summary: bool = True) -> dict[str, Any]:
+    """``{id, status, progress: {finished, total}, gate?, counts?, summary?, links, ...}``."""
+    data: dict[str, Any] = {
+        "id": run.id, "status": run.status, "tags": list(run.tags), "fail_on": run.fail_on,
+        "seed_offset": run.seed_offset, "baseline_id": run.baseline_id,
+        "created_at": _iso(run.created_at), "finished_at": _iso(run.finished_at),
+        "progress": {"finished": progress[0], "total": progress[1]},
+        "links": links(run.id, run.baseline_id),
+    }
+    if run.summary is not None:
+        data["gate"], data["counts"] = run.summary.get("gate"), run.summary.get("counts")
+        if with_summary:
+            data["summary"] = run.summary
+    return data
