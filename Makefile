@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 DIAGNOSE := $(VENV)/bin/diagnose
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup demo test test-fast clean
+.PHONY: setup services demo serve test test-fast clean
 
 setup: $(VENV)/.installed
 
@@ -21,7 +21,15 @@ $(VENV)/.installed: pyproject.toml
 demo: setup
 	$(DIAGNOSE) run fixtures/cases/contradicting-years.yaml --out out/report.json --html out/report.html
 
-test: setup
+# The service tests need PostgreSQL on 127.0.0.1:5432 and the browser tests
+# Debian's chromium; this starts / installs them when missing.
+services:
+	scripts/ensure-services
+
+serve: setup
+	$(DIAGNOSE) serve
+
+test: setup services
 	$(PY) -m pytest -q
 
 test-fast: setup

@@ -23,6 +23,13 @@ class Limits:
     max_samples: int = 256
     """Seeds × temperatures of one diagnosis."""
     max_new_tokens: int = 1024
+    allowed_models: str = "default"
+    """Comma-separated ``model`` values a request may name. A case file may name a local
+    path; over the network that would let any client make the service load any file."""
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        return tuple(m.strip() for m in self.allowed_models.split(",") if m.strip())
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import platform
 import sys
 from importlib import metadata
@@ -29,14 +30,20 @@ def fingerprint_diff(baseline: dict[str, Any], current: dict[str, Any]) -> dict[
     return diff
 
 
-def library_versions() -> dict[str, str]:
-    versions = {}
+@functools.cache
+def _installed_versions() -> tuple[tuple[str, str], ...]:
+    """Read once per process: the metadata lookups cost ~16 ms, and every report asks."""
+    versions = []
     for name in LIBRARIES:
         try:
-            versions[name] = metadata.version(name)
+            versions.append((name, metadata.version(name)))
         except metadata.PackageNotFoundError:
             continue
-    return versions
+    return tuple(versions)
+
+
+def library_versions() -> dict[str, str]:
+    return dict(_installed_versions())
 
 
 def fingerprint(

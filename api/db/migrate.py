@@ -4,27 +4,45 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import migrations
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 
 from api.db.session import make_engine
 
-ROOT = Path(__file__).resolve().parents[2]
+MIGRATION_LOCK = 0x7261_6764  # "ragd": the advisory lock key of schema changes
+
+# ``migrations`` is installed as a package, so a non-editable install migrates too.
+SCRIPTS = Path(migrations.__file__).resolve().parent
 
 
 def alembic_config(url: str) -> Config:
-    config = Config(str(ROOT / "alembic.ini"))
-    config.set_main_option("script_location", str(ROOT / "migrations"))
+    config = Config()
+    config.set_main_option("script_location", str(SCRIPTS))
     config.attributes["url"] = url
     config.attributes["skip_logging"] = True
     return config
 
 
 def upgrade(url: str, revision: str = "head") -> None:
-    command.upgrade(alembic_config(url), revision)
-    if url.startswith("postgresql"):
-        _apply_queue_schema(url)
+    """Idempotent; ``serve``, ``worker`` and ``db upgrade`` all call it at start."""
+    if not url.startswith("postgresql"):
+        command.upgrade(alembic_config(url), revision)
+        return
+    # Several processes starting at once (API, workers) take turns, so no two
+    # run the same migration.
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK})
+            try:
+                command.upgrade(alembic_config(url), revision)
+                _apply_queue_schema(url)
+            finally:
+                connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK})
+    finally:
+        engine.dispose()
 
 
 def downgrade(url: str, revision: str) -> None:

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from api.db.models import PENDING, Diagnosis
 from api.db.session import Database
 from api.db.store import find_cached, finish, lock_admission, pending_count, record_report, sha256_of
-from api.services.errors import Conflict, InvalidCase, NotFound, QueueFull, ServiceError
+from api.services.errors import Conflict, InvalidCase, NotFound, QueueFull, Unavailable
 from api.services.inline import InlineEngine
 from api.services.limits import check_case_size
 from api.settings import ServiceSettings
@@ -91,7 +91,7 @@ class DiagnosisService:
             with self.db.session() as session:
                 stored = session.get(Diagnosis, diagnosis.id)
                 finish(stored, "failed", {"title": "not queued", "detail": f"the job queue refused it: {exc}"})
-            raise ServiceError(f"the job queue is unavailable: {exc}", headers=retry_after) from exc
+            raise Unavailable(f"the job queue is unavailable: {exc}", headers=retry_after) from exc
         return view(diagnosis)
 
     # -- read and cancel --------------------------------------------------------

@@ -15,6 +15,9 @@ def check_case_size(case: Case, limits: Limits, prompt_tokens: Callable[[Case], 
     """Raise :class:`TooLarge` naming the field that is over its limit
     (:class:`InvalidCase` for a text that no database stores, see :func:`check_no_nul`)."""
     check_no_nul(msgspec.to_builtins(case))
+    if case.model not in limits.models:
+        raise InvalidCase(f"model {case.model!r} is not served here; allowed: {', '.join(limits.models)} "
+                          "(RAG_DIAGNOSE_ALLOWED_MODELS)", "model")
     if len(case.documents) > limits.max_documents:
         raise TooLarge(f"{len(case.documents)} documents; at most {limits.max_documents} are accepted", "documents")
     samples = case.sampling.seeds * len(case.sampling.temperatures)

@@ -202,3 +202,25 @@ def test_openapi_health_and_metrics(make_client):
     metrics = client.get("/metrics").text
     assert "rag_diagnose_pending_diagnoses 1.0" in metrics
     assert "rag_diagnose_requests_total" in metrics
+
+
+def test_a_model_path_outside_the_allowed_list_is_refused(make_client, tmp_path):
+    client, app = make_client()
+    response = client.post("/v1/diagnoses", json={**small_case(), "model": str(tmp_path)})
+    problem = assert_problem(response, 422, "model")
+    assert "RAG_DIAGNOSE_ALLOWED_MODELS" in problem["detail"]
+    assert app.state.service.queue.items == []
+
+
+def test_queue_refusal_is_a_503_and_the_diagnosis_is_marked_failed(make_client):
+    client, app = make_client()
+
+    def refuse(diagnosis_id: str) -> None:
+        raise ConnectionError("database gone")
+
+    app.state.service.queue.enqueue = refuse
+    response = client.post("/v1/diagnoses", json=small_case())
+    assert_problem(response, 503)
+    assert response.headers["retry-after"]
+    [stored] = client.get("/v1/diagnoses").json()
+    assert stored["status"] == "failed" and stored["error"]["title"] == "not queued"

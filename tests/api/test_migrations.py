@@ -64,3 +64,25 @@ def test_upgrade_is_idempotent(database_url, revision):
     upgrade(database_url, revision)
     upgrade(database_url, revision)
     assert OUR_TABLES <= _tables(database_url)
+
+
+def test_processes_starting_together_migrate_one_at_a_time(postgres_url):
+    """API and workers all migrate at start; on an empty database they must not collide."""
+    import subprocess
+    import sys
+
+    import psycopg
+
+    fresh = postgres_url + "_race"
+    admin = postgres_url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{fresh.rsplit("/", 1)[1]}"')
+    try:
+        code = f"from api.db.migrate import upgrade; upgrade({fresh!r})"
+        processes = [subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE) for _ in range(4)]
+        failures = [p.stderr.read().decode()[-500:] for p in processes if p.wait() != 0]
+        assert failures == []
+        assert OUR_TABLES <= _tables(fresh)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{fresh.rsplit("/", 1)[1]}" WITH (FORCE)')
