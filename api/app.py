@@ -25,6 +25,7 @@ from api.controllers.nightly import NightlyRunsController
 from api.db.migrate import upgrade
 from api.guards import reject_nul_bytes
 from api.db.session import Database
+from api.db.store import pending_ids
 from api.jobs.runner import DiagnosisRunner
 from api.pages import PagesController, page_dependencies
 from api.problems import EXCEPTION_HANDLERS
@@ -49,7 +50,12 @@ def build_queue(settings: ServiceSettings, db: Database, with_worker: bool):
 
     runner = DiagnosisRunner(db, lambda: Diagnoser.from_settings(settings.engine),
                              on_finished=RunFinalizer(db)) if with_worker else None
-    return EmbeddedQueue(_queue_dir(settings.database_url), runner)
+    return EmbeddedQueue(_queue_dir(settings.database_url), runner, pending=lambda: _pending_ids(db))
+
+
+def _pending_ids(db: Database) -> list[str]:
+    with db.session() as session:
+        return pending_ids(session)
 
 
 def _queue_dir(url: str) -> Path:

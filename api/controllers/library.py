@@ -14,7 +14,7 @@ from api.services.diagnoses import DiagnosisService
 from api.services.library import LibraryService
 
 
-def provide_library(service: DiagnosisService) -> LibraryService:
+def provide_library(service: NamedDependency[DiagnosisService]) -> LibraryService:
     return LibraryService(service.db, service.settings.limits)
 
 

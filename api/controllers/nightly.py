@@ -8,7 +8,7 @@ import msgspec
 from anyio import to_thread
 from litestar import Controller, Response, get, post
 from litestar.di import NamedDependency, Provide
-from litestar.params import FromPath, QueryParameter
+from litestar.params import FromPath, JSONBody, QueryParameter
 
 from api.openapi import problem_responses
 from api.services.diagnoses import DiagnosisService
@@ -26,7 +26,7 @@ class NightlyRunRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     """Extension: fixed sample seeds; default: derived from the run id (fresh samples each run)."""
 
 
-def provide_nightly(service: DiagnosisService) -> NightlyService:
+def provide_nightly(service: NamedDependency[DiagnosisService]) -> NightlyService:
     return NightlyService(service.db, service.queue)
 
 
@@ -40,7 +40,7 @@ class NightlyRunsController(Controller):
 
     @post(status_code=202, summary="Start a nightly run over the stored library",
           responses=problem_responses(400, 401, 422, 429, 503))
-    async def start(self, nightly: Nightly, data: NightlyRunRequest | None = None) -> dict[str, Any]:
+    async def start(self, nightly: Nightly, data: JSONBody[NightlyRunRequest | None] = None) -> dict[str, Any]:
         """Queue one diagnosis per current library case and answer ``202 {id, status, links}``.
 
         When the last case finishes, the run is compared with its baseline: ``summary``

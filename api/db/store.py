@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 from typing import Any
@@ -37,6 +38,13 @@ def lock_admission(session: Session) -> None:
 
 def pending_count(session: Session) -> int:
     return session.scalar(select(func.count()).select_from(Diagnosis).where(Diagnosis.status.in_(PENDING))) or 0
+
+
+def pending_ids(session: Session, older_than: dt.timedelta = dt.timedelta(0)) -> list[str]:
+    """Ids of diagnoses still queued or running, created at least ``older_than`` ago."""
+    cutoff = utcnow() - older_than
+    return list(session.scalars(
+        select(Diagnosis.id).where(Diagnosis.status.in_(PENDING), Diagnosis.created_at <= cutoff)))
 
 
 def find_cached(session: Session, request_key: str) -> Diagnosis | None:

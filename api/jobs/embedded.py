@@ -11,24 +11,30 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
+from typing import Callable, Iterable
 
 import persistqueue
+from persistqueue.sqlackqueue import AckStatus
 
 from api.jobs.runner import DiagnosisRunner, Interrupted
 
 log = logging.getLogger("rag_diagnose.worker")
 
+_NOT_DONE = (AckStatus.inited, AckStatus.ready, AckStatus.unack)
+
 
 class EmbeddedQueue:
     kind = "sqlite"
 
-    def __init__(self, path: Path, runner: DiagnosisRunner | None) -> None:
+    def __init__(self, path: Path, runner: DiagnosisRunner | None,
+                 pending: Callable[[], Iterable[str]] | None = None) -> None:
+        """``pending`` lists the ids the database holds as queued or running."""
         path.mkdir(parents=True, exist_ok=True)
         self._queue = persistqueue.SQLiteAckQueue(str(path), auto_resume=True, multithreading=True)
         self._runner = runner
+        self._pending = pending
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._busy = threading.Event()
 
     def enqueue(self, diagnosis_id: str) -> None:
         self._queue.put(diagnosis_id)
@@ -36,6 +42,7 @@ class EmbeddedQueue:
     def start(self) -> None:
         if self._runner is None or self._thread is not None:
             return
+        self._requeue_orphans()
         self._thread = threading.Thread(target=self._work, name="diagnosis-worker", daemon=True)
         self._thread.start()
 
@@ -46,6 +53,17 @@ class EmbeddedQueue:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
+
+    def _requeue_orphans(self) -> None:
+        """Queue again what the database says is pending but the queue does not hold:
+        a process that died between storing a diagnosis and queueing it leaves one."""
+        if self._pending is None:
+            return
+        waiting = {item["data"] for item in self._queue.queue() if item["status"] in _NOT_DONE}
+        orphans = [i for i in self._pending() if i not in waiting]
+        for diagnosis_id in orphans:
+            log.warning("diagnosis %s was stored but never queued; queueing it now", diagnosis_id)
+            self._queue.put(diagnosis_id)
 
     def workers_alive(self) -> int:
         return int(self._thread is not None and self._thread.is_alive())

@@ -59,6 +59,11 @@ class PostgresQueue:
         async def requeue_stalled(timestamp: int) -> None:
             await self.requeue_stalled()
 
+        @self.app.periodic(cron="* * * * *")
+        @self.app.task(name="requeue_orphans", queue=MAINTENANCE, queueing_lock="requeue_orphans")
+        async def requeue_orphans(timestamp: int) -> None:
+            await self.requeue_orphans()
+
         self._run_diagnosis = run_diagnosis
 
     def _schedule_nightly(self, cron: str) -> None:
@@ -107,6 +112,21 @@ class PostgresQueue:
             log.warning("job %s (diagnosis %s) lost its worker; it runs again", job.id, job.task_kwargs)
             await self.app.job_manager.retry_job(job)
         return len(stalled)
+
+    async def requeue_orphans(self, older_than_s: float = 60.0) -> int:
+        """Queue diagnoses stored as queued that have no job: an API process that died
+        between storing a diagnosis and deferring its job leaves one behind."""
+        rows = await self.app.connector.execute_query_all_async(
+            "SELECT d.id FROM diagnoses d WHERE d.status = 'queued' "
+            "AND d.created_at < now() - make_interval(secs => %(s)s) AND NOT EXISTS ("
+            " SELECT 1 FROM procrastinate_jobs j WHERE j.task_name = 'run_diagnosis'"
+            " AND j.args->>'diagnosis_id' = d.id AND j.status IN ('todo', 'doing'))",
+            s=older_than_s,
+        )
+        for row in rows:
+            log.warning("diagnosis %s was stored but never queued; queueing it now", row["id"])
+            await self._run_diagnosis.defer_async(diagnosis_id=row["id"])
+        return len(rows)
 
     def run_worker(self, runner: DiagnosisRunner, heartbeat_s: float = 5.0, name: str | None = None,
                    start_nightly: Callable[[], object] | None = None) -> None:

@@ -51,7 +51,7 @@ class LibraryService:
         with self.db.session() as session:
             rows = current_cases(session, tags)
             versions = dict(session.execute(
-                select(LibraryCase.case_id, func.count()).group_by(LibraryCase.case_id)).tuples().all())
+                select(LibraryCase.case_id, func.count()).group_by(LibraryCase.case_id)).all())
             latest = _latest_results(session, [r.id for r in rows])
             return [{
                 "case_id": r.case_id, "content_hash": r.content_hash, "tags": list(r.tags),
@@ -126,7 +126,7 @@ def _latest_results(session: Session, library_case_ids: list[int]) -> dict[int, 
         .join(Diagnosis, Diagnosis.id == NightlyItem.diagnosis_id)
         .where(NightlyItem.library_case_id.in_(library_case_ids), Diagnosis.status == "done")
         .order_by(Diagnosis.finished_at, Diagnosis.id)
-    ).tuples()
+    )
     return {case_id: {"verdict": verdict, "run_id": run_id, "diagnosis_id": diagnosis_id,
                       "finished_at": _iso(finished)}
             for case_id, run_id, diagnosis_id, verdict, finished in rows}

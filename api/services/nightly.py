@@ -103,7 +103,7 @@ class NightlyService:
         if status:
             query = query.where(NightlyRun.status == status)
         with self.db.session() as session:
-            rows = session.execute(query).tuples().all()
+            rows = session.execute(query).all()
             progress = _progress(session, [run_id for run_id, _ in rows])
         for run_id, run_status in rows:
             finished, total = progress.get(run_id, (0, 0))
@@ -141,7 +141,7 @@ def _resolve_baseline(session, baseline_id: str | None, tags: list[str]) -> str 
             raise InvalidRequest(f"nightly run {baseline_id} is {base.status}; a baseline must be done", "baseline")
         return base.id
     done = session.execute(select(NightlyRun.id, NightlyRun.tags).where(NightlyRun.status == "done")
-                           .order_by(NightlyRun.created_at.desc(), NightlyRun.id)).tuples()
+                           .order_by(NightlyRun.created_at.desc(), NightlyRun.id))
     return next((run_id for run_id, run_tags in done if sorted(run_tags) == tags), None)
 
 
@@ -153,7 +153,7 @@ def _progress(session, run_ids: list[str]) -> dict[str, tuple[int, int]]:
         select(NightlyItem.run_id, Diagnosis.status, func.count())
         .join(Diagnosis, Diagnosis.id == NightlyItem.diagnosis_id)
         .where(NightlyItem.run_id.in_(run_ids)).group_by(NightlyItem.run_id, Diagnosis.status)
-    ).tuples()
+    )
     out: dict[str, tuple[int, int]] = {run_id: (0, 0) for run_id in run_ids}
     for run_id, status, count in rows:
         finished, total = out[run_id]

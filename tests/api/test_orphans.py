@@ -1,0 +1,62 @@
+"""A diagnosis stored as queued whose job never reached the queue (the process died in
+between) is found and queued again, on both transports."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import psycopg
+
+from api.db.migrate import upgrade
+from api.db.session import Database
+from api.jobs.embedded import EmbeddedQueue
+from api.jobs.postgres import PostgresQueue
+from api.jobs.runner import DiagnosisRunner
+from api.services.diagnoses import DiagnosisService
+from tests.api.conftest import FakeDiagnoser, FakeInline, ListQueue, service_settings, small_case
+
+
+def _stored_but_never_queued(url: str) -> tuple[Database, str]:
+    upgrade(url)
+    db = Database(url)
+    service = DiagnosisService(db, ListQueue(), service_settings(url), FakeInline())
+    return db, service.submit(small_case()).view["id"]
+
+
+def test_embedded_queue_queues_orphans_at_start(sqlite_url, tmp_path):
+    db, diagnosis_id = _stored_but_never_queued(sqlite_url)
+    from api.app import _pending_ids
+
+    queue = EmbeddedQueue(tmp_path / "queue", DiagnosisRunner(db, FakeDiagnoser), pending=lambda: _pending_ids(db))
+    queue.start()
+    try:
+        deadline = time.monotonic() + 10
+        while DiagnosisService(db, queue, service_settings(sqlite_url), FakeInline()).get(diagnosis_id)["status"] != "done":
+            assert time.monotonic() < deadline, "the orphan never ran"
+            time.sleep(0.05)
+    finally:
+        queue.stop()
+        db.dispose()
+
+
+def test_postgres_maintenance_defers_orphans_once(postgres_url):
+    upgrade(postgres_url)
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("TRUNCATE diagnoses CASCADE")
+        conn.execute("DELETE FROM procrastinate_jobs")
+    db, diagnosis_id = _stored_but_never_queued(postgres_url)
+    queue = PostgresQueue(postgres_url)
+
+    async def sweep() -> list[int]:
+        async with queue.app.open_async():
+            return [await queue.requeue_orphans(older_than_s=0), await queue.requeue_orphans(older_than_s=0)]
+
+    try:
+        assert asyncio.run(sweep()) == [1, 0]
+        with psycopg.connect(postgres_url) as conn:
+            jobs = conn.execute("SELECT args->>'diagnosis_id', status FROM procrastinate_jobs "
+                                "WHERE task_name = 'run_diagnosis'").fetchall()
+        assert jobs == [(diagnosis_id, "todo")]
+    finally:
+        db.dispose()
