@@ -7,6 +7,7 @@ on PostgreSQL workers are separate ``diagnose worker`` processes.
 from __future__ import annotations
 
 import logging
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -23,18 +24,17 @@ from api.controllers.health import healthz
 from api.controllers.library import LibraryController
 from api.controllers.nightly import NightlyRunsController
 from api.db.migrate import upgrade
-from api.guards import reject_nul_bytes
 from api.db.session import Database
 from api.db.store import pending_ids
 from api.jobs.runner import DiagnosisRunner
 from api.pages import PagesController, page_dependencies
+from api.guards import reject_nul_bytes
 from api.problems import EXCEPTION_HANDLERS
 from api.services.auth import KeyRing, RateLimiter
 from api.services.diagnoses import DiagnosisService
 from api.services.inline import InlineEngine
 from api.services.nightly_gate import RunFinalizer
 from api.settings import ServiceSettings
-from importlib.metadata import version
 from diagnose.pipeline import Diagnoser
 
 log = logging.getLogger("rag_diagnose.api")
@@ -100,9 +100,14 @@ def create_app(
     metrics = PrometheusConfig(app_name="rag_diagnose", prefix="rag_diagnose", group_path=True,
                                exclude=["/metrics", "/healthz"])
     _register_gauges(service)
-    v1 = Router(path="/", route_handlers=[DiagnosesController, LibraryController, NightlyRunsController, PagesController], guards=[authorize, reject_nul_bytes])
+    # Everything but /healthz, /metrics and /schema needs a key once keys exist.
+    guarded = Router(
+        path="/",
+        route_handlers=[DiagnosesController, LibraryController, NightlyRunsController, PagesController],
+        guards=[authorize, reject_nul_bytes],
+    )
     app = Litestar(
-        route_handlers=[v1, healthz, MetricsController],
+        route_handlers=[guarded, healthz, MetricsController],
         dependencies={"service": Provide(lambda: service, sync_to_thread=False), **page_dependencies(db)},
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[metrics.middleware],
