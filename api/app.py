@@ -22,6 +22,7 @@ from prometheus_client import REGISTRY, Gauge
 from api.controllers.diagnoses import DiagnosesController
 from api.controllers.health import healthz
 from api.controllers.library import LibraryController
+from api.controllers.session import SESSION_COOKIE, SessionController
 from api.controllers.nightly import NightlyRunsController
 from api.db.migrate import upgrade
 from api.db.session import Database
@@ -84,7 +85,9 @@ def create_app(
 
     def authorize(connection: ASGIConnection, _: BaseRouteHandler) -> None:
         client = connection.client.host if connection.client else "unknown"
-        caller = keys.authenticate(connection.headers.get("authorization"), client)
+        reading = connection.scope.get("method") in ("GET", "HEAD")
+        session_key = connection.cookies.get(SESSION_COOKIE) if reading else None
+        caller = keys.authenticate(connection.headers.get("authorization"), client, session_key)
         limiter.check(caller)
         connection.state.caller = caller
 
@@ -107,7 +110,7 @@ def create_app(
         guards=[authorize, reject_nul_bytes],
     )
     app = Litestar(
-        route_handlers=[guarded, healthz, MetricsController],
+        route_handlers=[guarded, SessionController, healthz, MetricsController],
         dependencies={"service": Provide(lambda: service, sync_to_thread=False), **page_dependencies(db)},
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[metrics.middleware],
@@ -118,6 +121,7 @@ def create_app(
     )
     app.state.service = service
     app.state.key_ring = keys
+    app.state.limiter = limiter
     return app
 
 

@@ -1,15 +1,20 @@
-"""Every error as ``application/problem+json`` (RFC 9457), naming the field when there is one."""
+"""Every error as ``application/problem+json`` (RFC 9457), naming the field when there is one.
+
+The one exception: a browser asking for a page without a key is sent to ``/login``.
+"""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import urlencode
 
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.response import Redirect
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
-from api.services.errors import ServiceError
+from api.services.errors import ServiceError, Unauthorized
 
 log = logging.getLogger("rag_diagnose.api")
 
@@ -25,8 +30,16 @@ def problem(status: int, title: str, detail: str, field: str | None = None,
     return Response(body, status_code=status, media_type=PROBLEM, headers=headers or {})
 
 
-def service_error(_: Request, exc: ServiceError) -> Response:
+def service_error(request: Request, exc: ServiceError) -> Response:
+    if isinstance(exc, Unauthorized) and _wants_page(request):
+        # A person in a browser: to the login form, and back here afterwards.
+        return Redirect(f"/login?{urlencode({'next': request.url.path})}", status_code=303)
     return problem(exc.status, exc.title, exc.detail, exc.field, exc.headers)
+
+
+def _wants_page(request: Request) -> bool:
+    return (request.method == "GET" and not request.url.path.startswith("/v1/")
+            and "text/html" in request.headers.get("accept", ""))
 
 
 def validation_error(_: Request, exc: ValidationException) -> Response:

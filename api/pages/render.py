@@ -32,9 +32,10 @@ class Renderer:
     def html(self, template: str, **context: Any) -> str:
         return self.env.get_template(template).render(**context)
 
-    def page(self, template: str, status_code: int = 200, **context: Any) -> Response[str]:
+    def page(self, template: str, status_code: int = 200, headers: dict[str, str] | None = None,
+             **context: Any) -> Response[str]:
         return Response(self.html(template, **context), status_code=status_code, media_type="text/html",
-                        headers=HTML_HEADERS)
+                        headers={**HTML_HEADERS, **(headers or {})})
 
     def error(self, status_code: int, title: str, detail: str, active: str = "") -> Response[str]:
         return self.page("error.html.j2", status_code, title=title, detail=detail, active=active)

@@ -63,11 +63,20 @@ class KeyRing:
                 self._loaded_at = time.monotonic()
             return self._keys
 
-    def authenticate(self, authorization: str | None, client: str) -> Caller:
+    @property
+    def enabled(self) -> bool:
+        self._current()
+        return self._enabled
+
+    def authenticate(self, authorization: str | None, client: str, session_key: str | None = None) -> Caller:
+        """``session_key`` is the key from the pages' login cookie; callers pass it for
+        reading requests only (GET), so a cookie can never start work on its own."""
         keys = self._current()
         if not self._enabled:
             return Caller(f"addr:{client}", None, self.default_rate_limit)
         scheme, _, token = (authorization or "").partition(" ")
+        if not authorization and session_key:
+            scheme, token = "bearer", session_key
         if scheme.lower() != "bearer" or not token:
             raise Unauthorized("send an API key as `Authorization: Bearer KEY`", "Authorization",
                                headers={"WWW-Authenticate": "Bearer"})

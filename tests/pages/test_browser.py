@@ -16,9 +16,6 @@ Every page is checked for its key elements, for requests that leave
 from __future__ import annotations
 
 import shutil
-import socket
-import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +23,6 @@ from urllib.parse import urlsplit
 
 import msgspec
 import pytest
-import uvicorn
 
 from api.app import create_app
 from diagnose.case import case_from_dict
@@ -34,6 +30,7 @@ from diagnose.case_file import load_case
 from diagnose.pipeline import Diagnoser
 from diagnose.settings import Settings
 from tests.api.conftest import FakeInline, ListQueue, service_settings
+from tests.pages.live import served
 from tests.pages.seed import MARKUP, at, gate_summary, store_diagnosis, store_library_case, store_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.models]
@@ -117,28 +114,13 @@ def _seed(db, reports) -> tuple[dict[str, str], dict[str, Any]]:
     return ids, summary
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def site(reports, tmp_path_factory):
     url = f"sqlite:///{tmp_path_factory.mktemp('pages') / 'service.db'}"
     app = create_app(service_settings(url), queue=ListQueue(), inline=FakeInline())
     ids, summary = _seed(app.state.service.db, reports)
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, name="pages-uvicorn", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the service did not start"
-        time.sleep(0.05)
-    yield Site(f"http://127.0.0.1:{port}", ids, reports, summary)
-    server.should_exit = True
-    thread.join(timeout=10)
+    with served(app) as base:
+        yield Site(base, ids, reports, summary)
 
 
 # -- the browser --------------------------------------------------------------------------------

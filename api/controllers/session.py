@@ -1,0 +1,68 @@
+"""Signing in to the pages when API keys are configured.
+
+A browser cannot send ``Authorization: Bearer``, so ``/login`` takes a key in a
+form and keeps it in an HttpOnly, SameSite=Strict cookie. The guard accepts that
+cookie for reading requests only (GET/HEAD): starting work still needs the header.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Controller, Request, Response, get, post
+from litestar.enums import RequestEncodingType
+from litestar.params import Body, QueryParameter
+from litestar.response import Redirect
+
+from api.pages.render import Renderer
+from api.services.auth import Caller
+from api.services.errors import ServiceError
+
+SESSION_COOKIE = "rag_diagnose_key"
+LOGIN_RATE_LIMIT = "10/minute"
+_renderer = Renderer()
+
+
+def local_path(target: str | None) -> str:
+    """Only paths on this site: ``//host`` and ``https://host`` would be open redirects."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/"
+    return target
+
+
+class SessionController(Controller):
+    include_in_schema = False
+
+    @get("/login", media_type="text/html")
+    async def form(self, next_page: Annotated[str | None, QueryParameter(query="next")] = None) -> Response[str]:
+        return _renderer.page("login.html.j2", next_page=local_path(next_page), error=None, active="",
+                              form_action="'self'", headers={"Content-Security-Policy": _CSP_WITH_FORM})
+
+    @post("/login", media_type="text/html", status_code=303)
+    async def login(
+        self,
+        request: Request,
+        data: Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)],
+    ) -> Response[str]:
+        target = local_path(data.get("next"))
+        client = request.client.host if request.client else "unknown"
+        try:
+            request.app.state.limiter.check(Caller(f"login:{client}", None, LOGIN_RATE_LIMIT))
+            request.app.state.key_ring.authenticate(f"Bearer {data.get('key', '').strip()}", client)
+        except ServiceError as exc:
+            return _renderer.page("login.html.j2", exc.status, next_page=target, error=exc.detail, active="",
+                                  form_action="'self'", headers={"Content-Security-Policy": _CSP_WITH_FORM})
+        response = Redirect(target, status_code=303)
+        response.set_cookie(SESSION_COOKIE, data["key"].strip(), httponly=True, samesite="strict",
+                            secure=request.url.scheme == "https", path="/")
+        return response
+
+    @post("/logout", status_code=303)
+    async def logout(self) -> Response[None]:
+        response = Redirect("/login", status_code=303)
+        response.delete_cookie(SESSION_COOKIE, path="/")
+        return response
+
+
+_CSP_WITH_FORM = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+                  "form-action 'self'; frame-ancestors 'none'")
