@@ -25,6 +25,13 @@ def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
 
 
+def iso_utc(value: dt.datetime | None) -> str | None:
+    """A stored timestamp as ISO 8601 in UTC; SQLite hands them back without their zone."""
+    if value is None:
+        return None
+    return (value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)).isoformat()
+
+
 def new_id() -> str:
     return uuid.uuid4().hex
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import threading
 from dataclasses import dataclass
@@ -11,7 +10,7 @@ from typing import Any, Literal
 import msgspec
 from sqlalchemy import select
 
-from api.db.models import PENDING, Diagnosis
+from api.db.models import PENDING, Diagnosis, iso_utc
 from api.db.session import Database
 from api.db.store import find_cached, finish, lock_admission, pending_count, record_report, sha256_of
 from api.services.errors import Conflict, InvalidCase, NotFound, QueueFull, Unavailable
@@ -176,9 +175,9 @@ def view(diagnosis: Diagnosis, with_report: bool = True) -> dict[str, Any]:
         "case_id": diagnosis.case_id,
         "verdict": diagnosis.verdict,
         "attempts": diagnosis.attempts,
-        "created_at": _iso(diagnosis.created_at),
-        "started_at": _iso(diagnosis.started_at),
-        "finished_at": _iso(diagnosis.finished_at),
+        "created_at": iso_utc(diagnosis.created_at),
+        "started_at": iso_utc(diagnosis.started_at),
+        "finished_at": iso_utc(diagnosis.finished_at),
         "links": links(diagnosis.id),
     }
     if diagnosis.progress:
@@ -190,10 +189,3 @@ def view(diagnosis: Diagnosis, with_report: bool = True) -> dict[str, Any]:
     if diagnosis.error is not None:
         data["error"] = diagnosis.error
     return data
-
-
-def _iso(value: dt.datetime | None) -> str | None:
-    """UTC timestamps; SQLite hands them back without their zone."""
-    if value is None:
-        return None
-    return (value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)).isoformat()

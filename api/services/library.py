@@ -16,9 +16,8 @@ import msgspec
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
-from api.db.models import Diagnosis, LibraryCase, NightlyItem
+from api.db.models import Diagnosis, LibraryCase, NightlyItem, iso_utc
 from api.db.session import Database
-from api.services.diagnoses import _iso
 from api.services.errors import InvalidCase, ServiceError
 from api.services.limits import check_case_size
 from api.settings import Limits
@@ -55,7 +54,7 @@ class LibraryService:
             latest = _latest_results(session, [r.id for r in rows])
             return [{
                 "case_id": r.case_id, "content_hash": r.content_hash, "tags": list(r.tags),
-                "versions": versions.get(r.case_id, 1), "created_at": _iso(r.created_at),
+                "versions": versions.get(r.case_id, 1), "created_at": iso_utc(r.created_at),
                 "latest": latest.get(r.id),
             } for r in rows]
 
@@ -128,5 +127,5 @@ def _latest_results(session: Session, library_case_ids: list[int]) -> dict[int, 
         .order_by(Diagnosis.finished_at, Diagnosis.id)
     )
     return {case_id: {"verdict": verdict, "run_id": run_id, "diagnosis_id": diagnosis_id,
-                      "finished_at": _iso(finished)}
+                      "finished_at": iso_utc(finished)}
             for case_id, run_id, diagnosis_id, verdict, finished in rows}

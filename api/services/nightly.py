@@ -16,10 +16,9 @@ from typing import Any, Literal, Sequence
 
 from sqlalchemy import func, select
 
-from api.db.models import PENDING, Diagnosis, NightlyItem, NightlyRun, new_id
+from api.db.models import PENDING, Diagnosis, NightlyItem, NightlyRun, iso_utc, new_id
 from api.db.session import Database
 from api.db.store import finish, sha256_of
-from api.services.diagnoses import _iso
 from api.services.errors import Conflict, InvalidRequest, NotFound, Unavailable
 from api.services.library import current_cases
 from api.services.nightly_gate import finalize, stored_result
@@ -174,7 +173,7 @@ def view(run: NightlyRun, progress: tuple[int, int], with_summary: bool = True) 
     data: dict[str, Any] = {
         "id": run.id, "status": run.status, "tags": list(run.tags), "fail_on": run.fail_on,
         "seed_offset": run.seed_offset, "baseline_id": run.baseline_id,
-        "created_at": _iso(run.created_at), "finished_at": _iso(run.finished_at),
+        "created_at": iso_utc(run.created_at), "finished_at": iso_utc(run.finished_at),
         "progress": {"finished": progress[0], "total": progress[1]},
         "links": links(run.id, run.baseline_id),
     }

@@ -16,9 +16,8 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, selectinload
 
-from api.db.models import PENDING, Diagnosis, NightlyItem, NightlyRun, utcnow
+from api.db.models import PENDING, Diagnosis, NightlyItem, NightlyRun, iso_utc, utcnow
 from api.db.session import Database
-from api.services.diagnoses import _iso
 from diagnose.nightly import CaseRecord, NightlyResult, RunRecord, compare_runs
 from diagnose.nightly.compare import CaseComparison, Change, GateSettings
 
@@ -52,7 +51,7 @@ def run_record(run: NightlyRun, items: list[NightlyItem]) -> RunRecord:
         if status == "done":
             reports[case.case_id] = d.report
     return RunRecord(run_id=run.id, run_dir=None, library=LIBRARY, seed_offset=run.seed_offset,
-                     started=_iso(run.created_at) or "", finished=_iso(run.finished_at), tags=list(run.tags),
+                     started=iso_utc(run.created_at) or "", finished=iso_utc(run.finished_at), tags=list(run.tags),
                      cases=cases, inline_reports=reports)
 
 
