@@ -34,7 +34,7 @@ class SessionController(Controller):
     include_in_schema = False
 
     @get("/login", media_type="text/html")
-    async def form(self, next_page: Annotated[str | None, QueryParameter(query="next")] = None) -> Response[str]:
+    async def form(self, next_page: Annotated[str | None, QueryParameter(name="next")] = None) -> Response[str]:
         return _renderer.page("login.html.j2", next_page=local_path(next_page), error=None, active="",
                               form_action="'self'", headers={"Content-Security-Policy": _CSP_WITH_FORM})
 
