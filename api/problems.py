@@ -13,6 +13,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.response import Redirect
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
+from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 
 from api.services.errors import ServiceError, Unauthorized
 
@@ -56,6 +57,12 @@ def http_error(_: Request, exc: HTTPException) -> Response:
     return problem(exc.status_code, title, exc.detail, headers=headers)
 
 
+def database_unavailable(request: Request, exc: Exception) -> Response:
+    log.warning("database unavailable on %s %s: %s", request.method, request.url.path, type(exc).__name__)
+    return problem(503, "unavailable", "the database is unreachable; try again shortly",
+                   headers={"Retry-After": "5"})
+
+
 def internal_error(request: Request, exc: Exception) -> Response:
     log.exception("internal error on %s %s", request.method, request.url.path, exc_info=exc)
     return problem(HTTP_500_INTERNAL_SERVER_ERROR, "internal error", "the service failed; see its log")
@@ -65,5 +72,8 @@ EXCEPTION_HANDLERS = {
     ServiceError: service_error,
     ValidationException: validation_error,
     HTTPException: http_error,
+    OperationalError: database_unavailable,
+    InterfaceError: database_unavailable,
+    DisconnectionError: database_unavailable,
     Exception: internal_error,
 }

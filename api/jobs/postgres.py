@@ -14,7 +14,7 @@ from typing import Callable
 import croniter
 import procrastinate
 
-from api.jobs.runner import MAX_ATTEMPTS, DiagnosisRunner, Interrupted
+from api.jobs.runner import MAX_ATTEMPTS, DatabaseUnavailable, DiagnosisRunner, Interrupted
 
 log = logging.getLogger("rag_diagnose.worker")
 
@@ -46,10 +46,11 @@ class PostgresQueue:
         if nightly_cron:
             self._schedule_nightly(nightly_cron)
 
-        # Interrupted (worker shutting down) goes back to the queue at once; anything
-        # else was already recorded as a failed diagnosis by the runner.
+        # Interrupted (worker shutting down) and DatabaseUnavailable go back to the queue;
+        # anything else was already recorded as a failed diagnosis by the runner.
         @self.app.task(name="run_diagnosis", queue=QUEUE,
-                       retry=procrastinate.RetryStrategy(max_attempts=MAX_ATTEMPTS, retry_exceptions={Interrupted}))
+                       retry=procrastinate.RetryStrategy(max_attempts=MAX_ATTEMPTS, wait=5,
+                                                         retry_exceptions={Interrupted, DatabaseUnavailable}))
         def run_diagnosis(diagnosis_id: str) -> None:
             assert self._runner is not None, "run_diagnosis runs only inside `diagnose worker`"
             self._runner.execute(diagnosis_id)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable
+from typing import Callable, TypeVar
+
+from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 
 from api.db.models import Diagnosis
 from api.db.session import Database
@@ -26,6 +28,32 @@ class Cancelled(Exception):
 
 class Interrupted(Exception):
     """The worker is shutting down: the diagnosis goes back to the queue, unfinished."""
+
+
+class DatabaseUnavailable(Exception):
+    """The database stayed unreachable through every retry; the job should run again later."""
+
+
+# What a restarting or unreachable database raises through SQLAlchemy.
+DATABASE_ERRORS = (OperationalError, InterfaceError, DisconnectionError)
+RETRY_DELAYS_S = (0.5, 1, 2, 4, 8, 8, 8, 8, 8)
+"""About 50 s in all: longer than a database restart, short enough to free the worker."""
+
+T = TypeVar("T")
+
+
+def with_database_retries(write: Callable[[], T], what: str) -> T:
+    """Run ``write`` (one transaction), retrying while the database is unreachable."""
+    for delay in RETRY_DELAYS_S:
+        try:
+            return write()
+        except DATABASE_ERRORS as exc:
+            log.warning("%s: database unavailable (%s); retrying in %.1f s", what, type(exc).__name__, delay)
+            time.sleep(delay)
+    try:
+        return write()
+    except DATABASE_ERRORS as exc:
+        raise DatabaseUnavailable(f"{what}: {exc}") from exc
 
 
 class _DatabaseProgress:
@@ -55,9 +83,15 @@ class _DatabaseProgress:
         if not force and now - self._saved_at < self.every_s:
             return
         self._saved_at = now
-        with self.db.session() as session:
-            if set_progress(session, self.diagnosis_id, dict(self.state)):
-                raise Cancelled()
+        try:
+            with self.db.session() as session:
+                cancelled = set_progress(session, self.diagnosis_id, dict(self.state))
+        except DATABASE_ERRORS as exc:
+            # Progress is best effort: a database restart must not cost the diagnosis.
+            log.warning("progress of %s not saved: %s", self.diagnosis_id, type(exc).__name__)
+            return
+        if cancelled:
+            raise Cancelled()
 
 
 class DiagnosisRunner:
@@ -89,11 +123,10 @@ class DiagnosisRunner:
                 log.exception("on_finished hook failed for diagnosis %s", diagnosis_id)
 
     def _execute(self, diagnosis_id: str) -> None:
-        with self.db.session() as session:
-            diagnosis = claim(session, diagnosis_id, MAX_ATTEMPTS)
-            if diagnosis is None:
-                return
-            mode, case_data, seed_offset = diagnosis.mode, diagnosis.case, diagnosis.seed_offset
+        claimed = with_database_retries(lambda: self._claim(diagnosis_id), f"claiming {diagnosis_id}")
+        if claimed is None:
+            return
+        mode, case_data, seed_offset = claimed
         log.info("diagnosis %s started (%s)", diagnosis_id, mode)
         try:
             report = self._diagnose(diagnosis_id, mode, case_data, seed_offset)
@@ -110,11 +143,21 @@ class DiagnosisRunner:
             log.exception("diagnosis %s crashed", diagnosis_id)
             self._finish(diagnosis_id, "failed", {"title": "internal error", "detail": f"{type(exc).__name__}: {exc}"})
         else:
-            with self.db.session() as session:
-                diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=True)
-                if diagnosis is not None and diagnosis.status == "running":
-                    record_report(session, diagnosis, report)
+            with_database_retries(lambda: self._record(diagnosis_id, report), f"recording {diagnosis_id}")
             log.info("diagnosis %s done: %s", diagnosis_id, report["verdict"])
+
+    def _claim(self, diagnosis_id: str) -> tuple[str, dict, int] | None:
+        with self.db.session() as session:
+            diagnosis = claim(session, diagnosis_id, MAX_ATTEMPTS)
+            if diagnosis is None:
+                return None
+            return diagnosis.mode, diagnosis.case, diagnosis.seed_offset
+
+    def _record(self, diagnosis_id: str, report: dict) -> None:
+        with self.db.session() as session:
+            diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=True)
+            if diagnosis is not None and diagnosis.status == "running":
+                record_report(session, diagnosis, report)
 
     def _diagnose(self, diagnosis_id: str, mode: str, case_data: dict, seed_offset: int) -> dict:
         case = case_from_dict(case_data)
@@ -127,15 +170,21 @@ class DiagnosisRunner:
         return report.to_dict()
 
     def _finish(self, diagnosis_id: str, status: str, error: dict | None = None) -> None:
-        with self.db.session() as session:
-            diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=True)
-            if diagnosis is not None and diagnosis.status == "running":
-                finish(diagnosis, status, error)
+        def write() -> None:
+            with self.db.session() as session:
+                diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=True)
+                if diagnosis is not None and diagnosis.status == "running":
+                    finish(diagnosis, status, error)
+
+        with_database_retries(write, f"finishing {diagnosis_id}")
 
     def _requeue(self, diagnosis_id: str) -> None:
         """Undo the claim of an interrupted diagnosis; the interrupted try does not count."""
-        with self.db.session() as session:
-            diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=True)
-            if diagnosis is not None and diagnosis.status == "running":
-                diagnosis.status, diagnosis.progress = "queued", None
-                diagnosis.attempts = max(0, diagnosis.attempts - 1)
+        def write() -> None:
+            with self.db.session() as session:
+                diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=True)
+                if diagnosis is not None and diagnosis.status == "running":
+                    diagnosis.status, diagnosis.progress = "queued", None
+                    diagnosis.attempts = max(0, diagnosis.attempts - 1)
+
+        with_database_retries(write, f"requeueing {diagnosis_id}")

@@ -224,3 +224,17 @@ def test_queue_refusal_is_a_503_and_the_diagnosis_is_marked_failed(make_client):
     assert response.headers["retry-after"]
     [stored] = client.get("/v1/diagnoses").json()
     assert stored["status"] == "failed" and stored["error"]["title"] == "not queued"
+
+
+def test_an_unreachable_database_is_a_503_not_a_500(make_client, monkeypatch):
+    from sqlalchemy.exc import OperationalError
+
+    client, app = make_client()
+
+    def down(*args, **kwargs):
+        raise OperationalError("SELECT 1", {}, Exception("the database system is shutting down"))
+
+    monkeypatch.setattr(app.state.service, "get", down)
+    response = client.get("/v1/diagnoses/anything")
+    assert_problem(response, 503)
+    assert response.headers["retry-after"] == "5"

@@ -160,8 +160,12 @@ def _restart_postgres() -> None:
     if shutil.which("pg_ctlcluster") is None or not clusters:
         pytest.skip("needs the local Debian PostgreSQL cluster (pg_ctlcluster) to restart it")
     version = clusters[-1].parent.name
-    subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart"], check=True,
-                   capture_output=True, timeout=120)
+    # Down for a few seconds, so the worker's progress saves certainly meet a dead database.
+    for action in ("stop", "start"):
+        subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", action], check=True,
+                       capture_output=True, timeout=120)
+        if action == "stop":
+            time.sleep(3)
 
 
 def test_database_restart_during_a_run_needs_no_manual_step(pg_service, postgres_url, tmp_path):

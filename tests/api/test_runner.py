@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 from sqlalchemy import func, select
+from sqlalchemy.exc import OperationalError
 
 from api.db.migrate import upgrade
 from api.db.models import Diagnosis, FindingRow
 from api.db.session import Database
-from api.jobs.runner import MAX_ATTEMPTS, DiagnosisRunner, Interrupted
+from api.jobs.runner import MAX_ATTEMPTS, DatabaseUnavailable, DiagnosisRunner, Interrupted, with_database_retries
 from api.services.diagnoses import DiagnosisService
 from diagnose.errors import CaseError
 from tests.api.conftest import FakeDiagnoser, FakeInline, ListQueue, service_settings, small_case
@@ -153,3 +154,38 @@ def test_progress_is_visible_while_running(env):
     _runner(db, Watching()).execute(diagnosis_id)
     assert seen["status"] == "running" and seen["progress"] == {"phase": "sampling 4 rows", "completed": 0, "total": 4}
     assert "progress" not in service.get(diagnosis_id)
+
+
+def _unreachable() -> OperationalError:
+    return OperationalError("SELECT 1", {}, Exception("the database system is shutting down"))
+
+
+def test_progress_lost_to_a_database_restart_does_not_cost_the_diagnosis(env, monkeypatch):
+    db, _, service = env
+    diagnosis_id = service.submit(small_case()).view["id"]
+
+    def down(*args, **kwargs):
+        raise _unreachable()
+
+    monkeypatch.setattr("api.jobs.runner.set_progress", down)
+    _runner(db, FakeDiagnoser(steps=5)).execute(diagnosis_id)
+    assert service.get(diagnosis_id)["status"] == "done"
+
+
+def test_writes_are_retried_while_the_database_is_away(monkeypatch):
+    monkeypatch.setattr("api.jobs.runner.RETRY_DELAYS_S", (0, 0, 0))
+    calls = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise _unreachable()
+        return "written"
+
+    assert with_database_retries(flaky, "test") == "written" and len(calls) == 3
+
+    def down() -> None:
+        raise _unreachable()
+
+    with pytest.raises(DatabaseUnavailable):
+        with_database_retries(down, "test")
