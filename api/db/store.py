@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from api.db.models import PENDING, Diagnosis, FindingRow, Fingerprint, utcnow
+from api.db.models import PENDING, Diagnosis, FindingRow, Fingerprint, NightlyItem, utcnow
 
 
 def canonical_json(data: Any) -> str:
@@ -25,15 +25,39 @@ ADMISSION_LOCK = 0x7261675F
 """PostgreSQL advisory lock key ('rag_') held while a submission checks capacity and inserts."""
 
 
-def lock_admission(session: Session) -> None:
-    """Hold until commit, across API processes, the right to count pending work and add to it.
-
-    PostgreSQL only (a transaction-scoped advisory lock); the embedded SQLite
-    service is one process, and :class:`~api.services.diagnoses.DiagnosisService`
-    serialises its own threads.
-    """
+def advisory_xact_lock(session: Session, key: int) -> None:
+    """On PostgreSQL, wait for ``key`` and hold it until the transaction ends, across
+    processes; a no-op on SQLite, whose embedded service is a single process."""
     if session.get_bind().dialect.name == "postgresql":
-        session.execute(select(func.pg_advisory_xact_lock(ADMISSION_LOCK)))
+        session.execute(select(func.pg_advisory_xact_lock(key)))
+
+
+def lock_admission(session: Session) -> None:
+    """Hold until commit, across API processes, the right to count pending work and add to it
+    (:class:`~api.services.diagnoses.DiagnosisService` serialises its own threads)."""
+    advisory_xact_lock(session, ADMISSION_LOCK)
+
+
+def mark_not_queued(session: Session, diagnosis_ids: list[str], exc: Exception) -> None:
+    """The job queue refused these diagnoses: they fail now rather than wait forever."""
+    for diagnosis_id in diagnosis_ids:
+        finish(session.get(Diagnosis, diagnosis_id), "failed",
+               {"title": "not queued", "detail": f"the job queue refused it: {exc}"})
+
+
+def run_item_statuses(session: Session, run_ids: list[str]) -> dict[str, dict[str, int]]:
+    """``run id → {diagnosis status: count}`` over the nightly runs' items, in one grouped query."""
+    if not run_ids:
+        return {}
+    rows = session.execute(
+        select(NightlyItem.run_id, Diagnosis.status, func.count())
+        .join(Diagnosis, Diagnosis.id == NightlyItem.diagnosis_id)
+        .where(NightlyItem.run_id.in_(run_ids))
+        .group_by(NightlyItem.run_id, Diagnosis.status))
+    counts: dict[str, dict[str, int]] = {}
+    for run_id, status, count in rows:
+        counts.setdefault(run_id, {})[status] = count
+    return counts
 
 
 def pending_count(session: Session) -> int:

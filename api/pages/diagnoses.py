@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 import msgspec
 from markupsafe import Markup
 
+from api.db.models import PENDING
 from api.pages import format as fmt
 from api.pages.queries import DiagnosisDetail, DiagnosisSummary
 from api.pages.report_body import report_body
@@ -17,11 +18,10 @@ from api.services.diagnoses import links
 from diagnose.html.centers import GREY, center_colors
 from diagnose.report import InputReport
 
-PENDING = ("queued", "running")
 REFRESH_S = 5
+"""A queued or running diagnosis's page reloads itself this often (a meta refresh, no script)."""
 LABEL = 40
 """Characters of a center's label next to each document (labels can be whole sentences)."""
-"""A queued or running diagnosis's page reloads itself this often (a meta refresh, no script)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from api.db.models import PENDING
 from api.pages import format as fmt
 from api.pages.charts import TrendBar, gate_trend
 from api.pages.diagnoses import page_href
@@ -97,7 +98,7 @@ def run_row(run: RunSummary) -> RunRow:
     summary = run.summary or {}
     counts = summary.get("counts") or {}
     total = sum(run.item_statuses.values())
-    finished = sum(n for status, n in run.item_statuses.items() if status not in ("queued", "running"))
+    finished = sum(n for status, n in run.item_statuses.items() if status not in PENDING)
     return RunRow(
         id=run.id, short_id=fmt.short_id(run.id), href=f"/nightly/{run.id}", created=fmt.when(run.created_at),
         finished=fmt.when(run.finished_at), status=run.status, gate=summary.get("gate"),

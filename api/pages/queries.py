@@ -11,10 +11,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from api.db.models import Diagnosis, LibraryCase, NightlyItem, NightlyRun
 from api.db.session import Database
+from api.db.store import run_item_statuses
 
 HISTORY = 20
 """Nightly diagnoses kept per library case for its verdict strip (newest last)."""
@@ -182,7 +183,7 @@ class PageQueries:
         with self.db.session() as session:
             runs = session.scalars(
                 select(NightlyRun).order_by(NightlyRun.created_at.desc(), NightlyRun.id).limit(limit)).all()
-            counts = self._item_statuses(session, [r.id for r in runs])
+            counts = run_item_statuses(session, [r.id for r in runs])
             return [_run_summary(r, counts.get(r.id, {})) for r in runs]
 
     def run(self, run_id: str) -> RunDetail | None:
@@ -200,20 +201,6 @@ class PageQueries:
             items = [RunItem(*row) for row in rows]
             statuses = dict(Counter(item.status for item in items))
             return RunDetail(_run_summary(run, statuses), items)
-
-    @staticmethod
-    def _item_statuses(session, run_ids: list[str]) -> dict[str, dict[str, int]]:
-        if not run_ids:
-            return {}
-        rows = session.execute(
-            select(NightlyItem.run_id, Diagnosis.status, func.count())
-            .join(Diagnosis, Diagnosis.id == NightlyItem.diagnosis_id)
-            .where(NightlyItem.run_id.in_(run_ids))
-            .group_by(NightlyItem.run_id, Diagnosis.status))
-        counts: dict[str, dict[str, int]] = {}
-        for run_id, status, count in rows:
-            counts.setdefault(run_id, {})[status] = count
-        return counts
 
 
 def _run_summary(run: NightlyRun, statuses: dict[str, int]) -> RunSummary:

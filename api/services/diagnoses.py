@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from api.db.models import PENDING, Diagnosis, iso_utc
 from api.db.session import Database
-from api.db.store import find_cached, finish, lock_admission, pending_count, record_report, sha256_of
+from api.db.store import find_cached, finish, lock_admission, mark_not_queued, pending_count, record_report, sha256_of
 from api.services.errors import Conflict, InvalidCase, NotFound, QueueFull, Unavailable
 from api.services.inline import InlineEngine
 from api.services.limits import check_case_size
@@ -88,8 +88,7 @@ class DiagnosisService:
             self.queue.enqueue(diagnosis.id)
         except Exception as exc:
             with self.db.session() as session:
-                stored = session.get(Diagnosis, diagnosis.id)
-                finish(stored, "failed", {"title": "not queued", "detail": f"the job queue refused it: {exc}"})
+                mark_not_queued(session, [diagnosis.id], exc)
             raise Unavailable(f"the job queue is unavailable: {exc}", headers=retry_after) from exc
         return view(diagnosis)
 

@@ -13,11 +13,12 @@ from collections import Counter
 from typing import Any, Sequence
 
 import msgspec
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from api.db.models import Diagnosis, LibraryCase, NightlyItem, iso_utc
 from api.db.session import Database
+from api.db.store import advisory_xact_lock
 from api.services.errors import InvalidCase, ServiceError
 from api.services.limits import check_case_size
 from api.settings import Limits
@@ -40,8 +41,7 @@ class LibraryService:
     def push(self, cases: Sequence[Case]) -> dict[str, Any]:
         """Store each case (see the module docstring); ``{counts, cases: [{case_id, version, status, ...}]}``."""
         with self.db.session() as session:
-            if session.get_bind().dialect.name == "postgresql":
-                session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PUSH_LOCK})
+            advisory_xact_lock(session, _PUSH_LOCK)
             results = [_push_one(session, case) for case in cases]
         return {"counts": dict(Counter(r["status"] for r in results)), "cases": results}
 

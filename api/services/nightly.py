@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import Any, Literal, Sequence
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from api.db.models import PENDING, Diagnosis, NightlyItem, NightlyRun, iso_utc, new_id
 from api.db.session import Database
-from api.db.store import finish, sha256_of
+from api.db.store import mark_not_queued, run_item_statuses, sha256_of
 from api.services.errors import Conflict, InvalidRequest, NotFound, Unavailable
 from api.services.library import current_cases
 from api.services.nightly_gate import finalize, stored_result
@@ -80,9 +80,7 @@ class NightlyService:
             except Exception as exc:
                 # The rest cannot run: they fail (so the run still finishes) and the caller hears why.
                 with self.db.session() as session:
-                    for rest in diagnosis_ids[i:]:
-                        finish(session.get(Diagnosis, rest), "failed",
-                               {"title": "not queued", "detail": f"the job queue refused it: {exc}"})
+                    mark_not_queued(session, diagnosis_ids[i:], exc)
                 finalize(self.db, run_id, self.gate)
                 raise Unavailable(f"the job queue is unavailable ({exc}); nightly run {run_id} records "
                                   f"{len(diagnosis_ids) - i} of {len(diagnosis_ids)} cases as not run") from exc
@@ -145,19 +143,11 @@ def _resolve_baseline(session, baseline_id: str | None, tags: list[str]) -> str 
 
 
 def _progress(session, run_ids: list[str]) -> dict[str, tuple[int, int]]:
-    """``run id → (finished, total)`` diagnoses, in one grouped query."""
-    if not run_ids:
-        return {}
-    rows = session.execute(
-        select(NightlyItem.run_id, Diagnosis.status, func.count())
-        .join(Diagnosis, Diagnosis.id == NightlyItem.diagnosis_id)
-        .where(NightlyItem.run_id.in_(run_ids)).group_by(NightlyItem.run_id, Diagnosis.status)
-    )
-    out: dict[str, tuple[int, int]] = {run_id: (0, 0) for run_id in run_ids}
-    for run_id, status, count in rows:
-        finished, total = out[run_id]
-        out[run_id] = (finished + (0 if status in PENDING else count), total + count)
-    return out
+    """``run id → (finished, total)`` diagnoses."""
+    statuses = run_item_statuses(session, run_ids)
+    return {run_id: (sum(n for status, n in statuses.get(run_id, {}).items() if status not in PENDING),
+                     sum(statuses.get(run_id, {}).values()))
+            for run_id in run_ids}
 
 
 def links(run_id: str, baseline_id: str | None = None) -> dict[str, str]:

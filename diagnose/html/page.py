@@ -16,6 +16,7 @@ from diagnose.report import Report
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 TEMPLATE = "report.html.j2"
+BODY_TEMPLATE = "report_body.html.j2"
 
 
 def _environment() -> Environment:
@@ -32,3 +33,9 @@ def _environment() -> Environment:
 def render_report_html(report: Report) -> str:
     """Return the report as a standalone HTML document (no scripts, no remote resources)."""
     return _environment().get_template(TEMPLATE).render(page=build_page(report))
+
+
+def render_report_body(report: Report) -> str:
+    """Only the report's sections (what the page's ``<main>`` holds), for embedding in
+    another page that brings its own document, styles and security headers."""
+    return _environment().get_template(BODY_TEMPLATE).render(page=build_page(report))
