@@ -14,6 +14,7 @@ from litestar.enums import RequestEncodingType
 from litestar.params import Body, QueryParameter
 from litestar.response import Redirect
 
+from api.controllers.diagnoses import content_security_policy
 from api.pages.render import Renderer
 from api.services.auth import Caller
 from api.services.errors import ServiceError
@@ -21,6 +22,7 @@ from api.services.errors import ServiceError
 SESSION_COOKIE = "rag_diagnose_key"
 LOGIN_RATE_LIMIT = "10/minute"
 _renderer = Renderer()
+_CSP_WITH_FORM = content_security_policy("'self'")
 
 
 def local_path(target: str | None) -> str:
@@ -63,6 +65,3 @@ class SessionController(Controller):
         response.delete_cookie(SESSION_COOKIE, path="/")
         return response
 
-
-_CSP_WITH_FORM = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
-                  "form-action 'self'; frame-ancestors 'none'")
