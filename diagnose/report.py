@@ -56,7 +56,13 @@ class DocumentView(msgspec.Struct, kw_only=True):
     position: list[float]
     """2-D projection of the embedding, for the document map."""
     answer: str | None = None
-    """The answer span this document supports, when one was found."""
+    """The answer this document supports (a value as written, or its claim), when one was found."""
+    claim: str | None = None
+    """The document's sentence that best answers the question."""
+    read_answer: str | None = None
+    """Read tier: the generator's answer from this document alone."""
+    yes_margin: float | None = None
+    """Read tier, yes/no questions: log P(yes) - log P(no) from this document alone."""
 
 
 class InputReport(msgspec.Struct, kw_only=True):
@@ -77,6 +83,8 @@ class InputReport(msgspec.Struct, kw_only=True):
     """Extension: where the strongest center's documents sit in the prompt (0 start .. 1 end)."""
     lost_in_the_middle: bool = False
     """Extension: the strongest center sits in the middle of a long prompt."""
+    tier: Literal["static", "read"] = "static"
+    """How the centers were made: from the text alone, or with the generator reading each document."""
 
 
 class Sample(msgspec.Struct, kw_only=True):

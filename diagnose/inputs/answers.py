@@ -1,261 +1,159 @@
-"""Heuristic per-document answer extraction, by question type.
+"""Each document's answer to the question, from its claims.
 
-A question is typed as ``date`` (when / what year / founded ...), ``number``
-(population / how many ...) or ``entity`` (who / what sport / where ...).
-Each document then yields scored candidate spans; the best one is the answer
-the document supports. Keys (:func:`answer_key`) are what centers group on.
-Entity candidates live in :mod:`diagnose.inputs.entities`.
+- Yes/no questions: the answer is the stance of the document's best claims
+  (their polarity relative to the question, weighted by relevance).
+- Other questions: when the documents' best claims carry typed values, the
+  answer class is the value class (kind and dimension) the documents' claims
+  support most, and each document answers with its best value of that class;
+  near-ties go to a value another document states (two mentions of one
+  passage, equally relevant, are likelier to be the shared answer).
+- Otherwise no key: the document groups by what it is about (embeddings).
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
+from collections import defaultdict
 from dataclasses import dataclass
-from decimal import Decimal
+from typing import TYPE_CHECKING
 
-from diagnose.inputs import _lexicon as lex
+from diagnose.inputs.claims import Claim
+from diagnose.text.sentences import overlap
+from diagnose.text.values import Value, comparable, extract_values, same_value
 
-_MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
-_YEAR = r"(?:1[0-9]{3}|20[0-9]{2})"
-_DATE = re.compile(
-    rf"(?<![0-9A-Za-z])(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*{_YEAR}"
-    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\s*,?\s*{_YEAR}"
-    rf"|{_MONTH}\s*,?\s+{_YEAR}"
-    rf"|{_YEAR}(?:\s*[–—-]\s*(?:{_YEAR}|[0-9]{{2}}))?s?)(?![\d,.]\d)",
-    re.IGNORECASE,
-)
-#: A number: digit groups ("4,411", "1.234.567"), a decimal ("8848.86", "2.7") or plain
-#: digits, optionally scaled by a word ("2.7 million"). CJK units may follow directly ("8611米").
-_NUMBER = re.compile(
-    r"(?<![0-9A-Za-z.,])(?:\d{1,3}(?:[,.\u00a0 ]\d{3})+(?![\d])"
-    r"|\d+\.\d+(?![0-9A-Za-z]|[,.]\d)"
-    r"|\d+(?![0-9A-Za-z]|[,.]\d))"
-    r"(?:\s+(?:million|billion|thousand)\b)?",
-    re.IGNORECASE,
-)
-#: A rate follows the number: "4.6 people per square mile", "12 per 1,000".
-_RATE = re.compile(r"(?:[^\W\d]+\s+){0,2}per\b", re.IGNORECASE)
-_SCALE = {"thousand": 1000, "million": 10**6, "billion": 10**9}
-#: Sentence ends; CJK full stops need no space after them.
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+|\s•\s")
-_WORD = re.compile(r"\w+", re.UNICODE)
-_YEAR_ONLY = re.compile(_YEAR)
-_YEAR_RANGE = re.compile(rf"({_YEAR})\s*[–—-]\s*({_YEAR}|[0-9]{{2}})")
-#: A unit written before a number: an exponent ("km 2", "mi 2") follows it, not a count.
-_EXPONENT_UNIT = re.compile(r"(?:km|mi|ft|m)\s?$")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-#: The unit character after a CJK "how many / how much" (多少米, 几年, 多少人).
-_CJK_UNIT = re.compile(r"(?:多少|几)(?:个|位|座)?([\u3400-\u9fff])")
+if TYPE_CHECKING:
+    from diagnose.inputs.conflict import PairEvidence
+
+YES, NO = "yes", "no"
 
 
 @dataclass(frozen=True)
-class Question:
-    """What the question asks for."""
-
-    kind: str
-    """``date``, ``number`` or ``entity``."""
-    entity: str | None
-    """The subject the question is about (quoted title or capitalised name)."""
-    keywords: tuple[str, ...]
-    """Lower-case content words of the question outside the entity."""
-    head: str | None = None
-    """For entity questions, the class asked for (``sport``, ``artist`` ...)."""
-    units: str = ""
-    """CJK unit characters the question asks a count of (``米`` in ``多少米``)."""
-
-
-@dataclass(frozen=True)
-class Answer:
-    """One candidate answer found in a document."""
-
+class DocAnswer:
+    key: str | None
+    """Grouping key: a value key, ``yes``/``no``, or None (no answer found)."""
     span: str
-    """The text as it appears in the document."""
-    key: str
-    """Normalised grouping key (:func:`answer_key`)."""
-    score: float
-    start: int = 0
+    """What the document says, quoted (the value as written, or the claim sentence)."""
+    claim: Claim | None = None
+    value: Value | None = None
+    strength: float = 0.0
+    """How clearly the document states it (the claim's relevance; the stance's weight)."""
 
 
-def normalise(text: str) -> str:
-    """Lower-case, accents folded, punctuation dropped, spaces collapsed."""
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(c for c in text if not unicodedata.combining(c)).lower()
-    return " ".join(_WORD.findall(text.replace("_", " ")))
+def value_class(v: Value) -> tuple[str, str]:
+    """Values of one class answer the same kind of question (a year and a day are both dates)."""
+    kind = "number" if v.kind in ("number", "version") else v.kind
+    return kind, v.dimension
 
 
-def answer_key(span: str, kind: str) -> str:
-    """Grouping key: the first year for dates, the digits for numbers, else the normalised span."""
-    if kind == "date":
-        year = _YEAR_ONLY.search(span)
-        return year.group(0) if year else normalise(span)
-    if kind == "number":
-        return number_value(span) or normalise(span)
-    return normalise(span)
-
-
-def number_value(span: str) -> str:
-    """The value of a number span as plain digits: group separators dropped, a
-    decimal kept ("8848.86"), a scale word applied ("2.7 million" -> "2700000");
-    empty when the span has no digits."""
-    words = span.lower().split()
-    scale = _SCALE.get(words[-1], 1) if words else 1
-    body = " ".join(words[:-1]) if scale != 1 else span
-    digits = re.sub(r"\D", "", body)
-    if not digits:
-        return ""
-    dec = re.fullmatch(r"\s*(\d+\.\d+)\s*", body)
-    if dec and not re.fullmatch(r"\d{1,3}(?:\.\d{3})+", dec.group(1)):
-        value = Decimal(dec.group(1)) * scale
-    else:
-        value = Decimal(digits) * scale
-    text = format(value.normalize(), "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def parse_question(question: str) -> Question:
-    """Type the question and pull out its subject and keywords."""
-    q = question.strip()
-    low = q.lower()
-    entity = _question_entity(q)
-    ent_words = set(normalise(entity).split()) if entity else set()
-    words = [w for w in normalise(q).split() if w not in lex.STOPWORDS and w not in ent_words]
-    words = [b for w in words for b in (_cjk_bigrams(w) if _CJK.search(w) else [w])]
-    if any(p in low for p in lex.NUMBER_CUES) or low.startswith("how many"):
-        kind = "number"
-    elif low.startswith(("when", "what year", "which year", "in what year", "in which year")) or any(
-        p in low for p in lex.DATE_CUES
-    ):
-        kind = "date"
-    else:
-        kind = "entity"
-    head = next((w for w in words if w in lex.HEADS), "where" if low.startswith("where") else None)
-    expanded = list(dict.fromkeys(w for k in words for w in (k, *lex.SYNONYMS.get(k, ()))))
-    units = "".join(m.group(1) for m in _CJK_UNIT.finditer(q))
-    return Question(kind=kind, entity=entity, keywords=tuple(expanded), head=head, units=units)
-
-
-def _question_entity(q: str) -> str | None:
-    quoted = re.search(r"[\"“”«]([^\"“”»]{2,80})[\"“”»]", q)
-    if quoted:
-        return quoted.group(1).strip()
-    tokens = re.findall(r"[\w'’.&-]+", q)
-    best: list[str] = []
-    run: list[str] = []
-    for i, tok in enumerate(tokens + ["x"]):
-        cap = tok[:1].isupper() or tok[:1].isdigit()
-        first = i == 0 and tok.lower() in lex.QUESTION_WORDS
-        if cap and not first and i < len(tokens):
-            run.append(re.sub(r"['’]s$", "", tok))
-        else:
-            if len(" ".join(run)) > len(" ".join(best)):
-                best = run
-            run = []
-    if not best and tokens:
-        return None
-    return " ".join(best) or None
-
-
-def sentences(text: str) -> list[tuple[int, str]]:
-    """Split into ``(start offset, sentence)`` pairs."""
-    out, pos = [], 0
-    for part in _SENTENCE.split(text):
-        start = text.find(part, pos)
-        if part.strip():
-            out.append((max(start, 0), part))
-        pos = max(start, 0) + len(part)
+def stance_answers(claims: list[list[Claim]], min_strength: float) -> list[DocAnswer | None]:
+    """Yes/no per document: the relevance-weighted vote of its claims' polarities
+    (the best claim counts double). Below ``min_strength`` relevance: no answer."""
+    out: list[DocAnswer | None] = []
+    for doc in claims:
+        if not doc or doc[0].score < min_strength:
+            out.append(None)
+            continue
+        vote = sum(c.polarity * c.score * (2.0 if k == 0 else 1.0) for k, c in enumerate(doc))
+        best = doc[0]
+        out.append(DocAnswer(YES if vote >= 0 else NO, best.sentence.text, best, None, abs(vote)))
     return out
 
 
-def _cjk_bigrams(word: str) -> list[str]:
-    """Character bigrams of a CJK run (CJK text has no spaces to split words on).
+def value_answers(
+    claims: list[list[Claim]],
+    kinds: frozenset[str] | None,
+    predicate: list[str],
+    min_strength: float,
+    tie_margin: float,
+    window: int = 60,
+) -> list[DocAnswer | None]:
+    """Typed-value answer per document (None where the document states none of the answer class).
 
-    The run is cut at function characters (的, 是, 多少 ...) first, so no bigram
-    spans a cut; a one-character piece stays a unigram (the unit in 多少米)."""
-    return lex.cjk_grams(word)
-
-
-def _matches(keyword: str, stems: set[str], raw: str) -> bool:
-    return keyword in raw if _CJK.match(keyword) else keyword[:5] in stems
-
-
-def _sentence_score(q: Question, sentence: str) -> float:
-    words = set(normalise(sentence).split())
-    stems = {w[:5] for w in words}
-    hits = sum(1 for k in q.keywords if _matches(k, stems, sentence))
-    ent = q.entity and all(w in words for w in normalise(q.entity).split())
-    return hits + (1.5 if ent else 0.0)
-
-
-def candidates(q: Question, text: str) -> list[Answer]:
-    """All typed candidate answers in ``text``, best first (ties by position)."""
-    if q.kind == "date":
-        found = _date_candidates(q, text)
-    elif q.kind == "number":
-        found = _number_candidates(q, text)
-    else:
-        from diagnose.inputs.entities import entity_candidates
-
-        found = entity_candidates(q, text)
-    return sorted(found, key=lambda a: (-a.score, a.start))
-
-
-def _near(text: str, start: int, words: tuple[str, ...] | set[str], window: int = 60) -> bool:
-    raw = text[max(0, start - window):start]
-    stems = {b[:5] for b in normalise(raw).split()}
-    return any(_matches(w, stems, raw) for w in words)
-
-
-def _date_candidates(q: Question, text: str) -> list[Answer]:
-    out = []
-    die = any(k.startswith(("die", "death", "dead")) for k in q.keywords)
-    for off, sent in sentences(text):
-        base = _sentence_score(q, sent)
-        matches = list(_DATE.finditer(sent))
-        for i, m in enumerate(matches):
-            score = base + (1.0 if _near(sent, m.start(), q.keywords) else 0.0)
-            after = sent[m.end():m.end() + 4]
-            ranged = re.match(r"\s*[–—-]\s*", after) and i + 1 < len(matches)
-            if ranged:
-                score += -0.5 if die else 0.5
-            elif i > 0 and re.search(r"[–—-]\s*$", sent[matches[i - 1].end():m.start()]):
-                score += 0.5 if die else -0.5
-            score -= 0.01 * i
-            key = answer_key(m.group(0), "date")
-            years = _YEAR_RANGE.fullmatch(m.group(0).strip())
-            if die and years:
-                # "1568–1619" asked for a death is the range's end; "1568–92" ends in 1592.
-                end = years.group(2)
-                key = end if len(end) == 4 else years.group(1)[:2] + end
-            out.append(Answer(m.group(0).strip(), key, score, off + m.start()))
-    return out
-
-
-def _number_candidates(q: Question, text: str) -> list[Answer]:
-    out = []
-    cues = set(q.keywords) | set(lex.COUNT_WORDS)
-    ent = set(normalise(q.entity).split()) if q.entity else set()
-    for off, sent in sentences(text):
-        base = _sentence_score(q, sent) * 0.5
-        for m in _NUMBER.finditer(sent):
-            span = m.group(0)
-            key = answer_key(span, "number")
-            if not re.search(r"\d", span) or (_YEAR_ONLY.fullmatch(key) and "," not in span):
+    kinds: the value kinds the question asks for (None: its grammar does not
+    say; then a value counts only when a predicate token of the question, one of
+    ``predicate``, stands within ``window`` characters of it)."""
+    if kinds is not None and not kinds:
+        return [None] * len(claims)
+    cands: list[list[tuple[float, Value, Claim]]] = []
+    for doc in claims:
+        found = []
+        for rank, c in enumerate(doc):
+            if c.score < min_strength:
                 continue
-            if span in ("2", "3") and _EXPONENT_UNIT.search(sent[:m.start()]):
-                continue
-            if re.search(r"[+:]$|\d[-/]$", sent[:m.start()]) or re.match(r"[:/-]\d", sent[m.end():]):
-                continue  # a part of a time, a date or an offset ("UTC+5:30", "2022-01-07")
-            tail = sent[m.end():m.end() + 16].lstrip()
-            after = normalise(tail).split()[:1]
-            unit = tail[:1] if _CJK.match(tail[:1]) else ""
-            score = base + (2.0 if _near(sent, m.start(), cues, 40) else 0.0)
-            counted = after and after[0] in lex.COUNT_WORDS
-            # A fraction of people is a rate or a share ("36.4 people per square mile"), not a count.
-            fraction = "." in key and (counted or unit in lex.COUNT_WORDS)
-            score += 2.0 if (counted or (unit and (unit in q.units or unit in lex.COUNT_WORDS))) and not fraction else 0.0
-            score += 1.0 if ent and _near(sent, m.start(), ent, 40) else 0.0
-            if sent[m.end():m.end() + 3].strip().startswith(("%", "km", "sq", "/", "mi", "°")) or _RATE.match(tail):
-                score -= 3.0
-            out.append(Answer(span, key, score, off + m.start()))
+            text = c.sentence.text
+            for v in c.values:
+                if kinds is not None and v.kind not in kinds:
+                    continue
+                near = overlap(predicate, text[max(0, v.start - window):v.end + window]) if predicate else 0.0
+                if kinds is None and near <= 0.0:
+                    continue
+                found.append((c.score - 0.02 * rank + 0.5 * near, v, c))
+        cands.append(found)
+    support: dict[tuple[str, str], float] = defaultdict(float)
+    for found in cands:
+        best: dict[tuple[str, str], float] = {}
+        for score, v, _ in found:
+            cls = value_class(v)
+            best[cls] = max(best.get(cls, -1e9), score)
+        for cls, score in best.items():
+            support[cls] += score
+    if not support:
+        return [None] * len(claims)
+    answer_class = max(support, key=lambda cls: (support[cls], cls))
+    picked: list[tuple[float, Value, Claim] | None] = []
+    for found in cands:
+        mine = sorted((x for x in found if value_class(x[1]) == answer_class), key=lambda x: -x[0])
+        picked.append(mine[0] if mine else None)
+    out: list[DocAnswer | None] = []
+    for i, found in enumerate(cands):
+        if picked[i] is None:
+            out.append(None)
+            continue
+        score, value, claim = picked[i]
+        others = [p[1] for j, p in enumerate(picked) if j != i and p is not None]
+        if not any(same_value(value, o) for o in others):
+            shared = [x for x in found if value_class(x[1]) == answer_class and x[0] >= score - tie_margin
+                      and any(same_value(x[1], o) for o in others)]
+            if shared:
+                score, value, claim = max(shared, key=lambda x: x[0])
+        out.append(DocAnswer(value.key, value.span, claim, value, score))
     return out
+
+
+def edited_answers(copies: "list[PairEvidence]", found: list[DocAnswer | None]) -> list[DocAnswer | None]:
+    """Near-copies that differ in a claimed value answer with the values they differ in.
+
+    An edited copy states the same page with one value changed; whatever value
+    extraction preferred elsewhere in the page, the changed one is the claim
+    the two disagree on (when it is of the answer class, or no class was found)."""
+    out = list(found)
+    for pair in copies:
+        for x, y in pair.spans:
+            vx, vy = extract_values(x), extract_values(y)
+            clash = [(a, b) for a in vx for b in vy if comparable(a, b) and not same_value(a, b)]
+            if not clash:
+                continue
+            a, b = clash[0]
+            for doc, value, span in ((pair.a, a, x), (pair.b, b, y)):
+                mine = out[doc]
+                if mine is None or mine.value is None or value_class(mine.value) == value_class(value):
+                    claim = mine.claim if mine is not None else None
+                    out[doc] = DocAnswer(value.key, value.span, claim, value, mine.strength if mine else 0.5)
+            break
+    return out
+
+
+def disagree(a: DocAnswer | None, b: DocAnswer | None) -> bool:
+    """Whether two documents' answers contradict (comparable values that differ, or opposite stances)."""
+    if a is None or b is None or a.key is None or b.key is None:
+        return False
+    if a.value is not None and b.value is not None:
+        return comparable(a.value, b.value) and not same_value(a.value, b.value)
+    return a.key != b.key
+
+
+def agree(a: DocAnswer | None, b: DocAnswer | None) -> bool:
+    if a is None or b is None or a.key is None or b.key is None:
+        return False
+    if a.value is not None and b.value is not None:
+        return same_value(a.value, b.value)
+    return a.key == b.key

@@ -29,13 +29,16 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import msgspec
 
-from diagnose.case import Case, case_from_dict
+from diagnose.case import Case
+from diagnose.case_file import load_case
+from diagnose.inputs.claims import document_sentences
 from diagnose.inputs.settings import InputSettings
 from diagnose.inputs.stage import InputAnalysis, analyze_inputs
 from diagnose.report import write_atomic
 
 if TYPE_CHECKING:
-    from diagnose.inputs.embed import CachedEmbedder
+    from diagnose.inputs.embed import CachedEmbedder, Embedder
+    from diagnose.inputs.reading import DocumentReader
 
 #: The RAMDocs scorer shipped beside the project (run as a subprocess when present).
 DEFAULT_SCORER = Path(__file__).resolve().parents[3] / "shared" / "eval" / "score_ramdocs.py"
@@ -91,13 +94,45 @@ class InputsBenchResult:
 
 
 def load_cases(case_paths: list[Path]) -> list[Case]:
-    """Parse contract case files (JSON), in the given order."""
-    return [case_from_dict(json.loads(Path(p).read_text("utf-8"))) for p in case_paths]
+    """Parse contract case files (YAML or JSON, as ``diagnose run`` reads them), in the given order."""
+    return [load_case(p) for p in case_paths]
 
 
-def case_texts(case: Case) -> list[str]:
-    """The texts the input stage embeds for ``case``: its documents, then its question."""
+def case_texts(case: Case, settings: InputSettings) -> list[str]:
+    """The texts the input stage embeds for ``case``: its documents' sentences, then its question."""
+    return document_sentences(case.question, [d.text for d in case.documents], settings.max_sentences).flat + [case.question]
+
+
+def raw_texts(case: Case) -> list[str]:
+    """What a plain embedding tool would encode: the documents, then the question."""
     return [d.text for d in case.documents] + [case.question]
+
+
+def analyze(case: Case, embedder: "Embedder", settings: InputSettings, reader: "DocumentReader | None" = None) -> InputAnalysis:
+    """The input stage alone on one case (no tokenizer, no prompt layout)."""
+    return analyze_inputs(case, embedder, settings, reader=reader)
+
+
+def pull_self_check(cases: list[Case], analyses: list[InputAnalysis], embedder: "Embedder") -> float:
+    """Share of centered documents whose own best claim, attributed as if it were
+    a sampled output, goes to the document's own center (nan with none)."""
+    from diagnose.sampling.pull import attribute_samples
+
+    hits = total = 0
+    for case, analysis in zip(cases, analyses):
+        views = analysis.report.documents
+        claims = [(k, v.claim) for k, v in enumerate(views) if v.center is not None and v.claim]
+        if not claims:
+            continue
+        index = {d.id: k for k, d in enumerate(case.documents)}
+        center_docs = {c.id: [index[d] for d in c.documents] for c in analysis.report.gravity_centers}
+        got = attribute_samples(
+            [c for _, c in claims], embedder.encode([c for _, c in claims]), center_docs,
+            analysis.center_answers, analysis.doc_embeddings,
+        )
+        hits += sum(g == views[k].center for (k, _), g in zip(claims, got))
+        total += len(claims)
+    return hits / total if total else float("nan")
 
 
 def report_dict(case: Case, analysis: InputAnalysis) -> dict[str, Any]:
@@ -116,9 +151,9 @@ def run_stage(cases: list[Case], embedder: "CachedEmbedder", settings: InputSett
 
     Returns the analyses and the seconds the batched embedding took."""
     started = time.perf_counter()
-    embedder.encode([t for c in cases for t in case_texts(c)])
+    embedder.encode([t for c in cases for t in case_texts(c, settings)])
     embed_s = time.perf_counter() - started
-    return [analyze_inputs(c, embedder, settings) for c in cases], embed_s
+    return [analyze(c, embedder, settings) for c in cases], embed_s
 
 
 def run_inputs_bench(
@@ -140,7 +175,7 @@ def run_inputs_bench(
     report)`` is called after each report is built.
     """
     cases = load_cases(case_paths)
-    texts = [t for c in cases for t in case_texts(c)]
+    texts = [t for c in cases for t in raw_texts(c)]
     with tempfile.TemporaryDirectory(prefix="diagnose-bench-") as tmp:
         cache = Path(tmp) / "cache"
         cold = embedder_factory(cache)

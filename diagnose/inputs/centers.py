@@ -1,8 +1,9 @@
 """Gravity centers: groups of documents that pull toward one answer.
 
-Pure functions over ``(n, d)`` float32 L2-normalised embeddings and per-doc
-answer keys. Each center ends up with one answer key (or, for documents
-without an answer, one embedding neighbourhood). Output order is deterministic:
+Pure functions over ``(n, d)`` float32 L2-normalised embeddings, per-doc
+answer keys and cannot-link pairs (documents whose claims contradict). Each
+center ends up with at most one answer key; documents without an answer join
+by embedding neighbourhood. Output order is deterministic:
 centers by descending mass, then by their first document's index.
 """
 
@@ -50,61 +51,70 @@ def components(n: int, pairs: list[tuple[int, int, float]]) -> list[int]:
     return [roots.setdefault(find(i), len(roots)) for i in range(n)]
 
 
-def merge_keys(keys: list[str | None]) -> list[str | None]:
-    """Map each key onto a canonical one: a key whose words all occur in a more
-    frequent (or longer) key joins it ("hockey" -> "ice hockey")."""
-    counts: dict[str, int] = {}
-    for k in keys:
-        if k:
-            counts[k] = counts.get(k, 0) + 1
-    order = sorted(counts, key=lambda k: (-counts[k], -len(k), k))
-    canon: dict[str, str] = {}
-    for k in order:
-        words = set(k.split())
-        target = next((c for c in canon.values() if c != k and words <= set(c.split())), None)
-        target = target or next((c for c in order if c != k and words < set(c.split())), None)
-        canon[k] = canon.get(target, target) if target else k
-    return [canon[k] if k else None for k in keys]
-
-
-def assign_centers(
+def group_documents(
     emb: np.ndarray,
     keys: list[str | None],
     noise: np.ndarray,
+    cannot_link: set[tuple[int, int]],
     attach_similarity: float,
     center_similarity: float,
 ) -> list[int | None]:
-    """Center index per document (None for noise).
+    """Center index per document (None for noise): constrained agglomeration.
 
-    emb: ``(n, d)`` float32 unit rows; keys: answer key per doc or None;
-    noise: ``(n,)`` bool. Documents sharing a key share a center. A document
-    without a key joins the center of its most similar keyed document when the
-    cosine is >= ``attach_similarity``, else it becomes noise (None); when no
-    document has a key, documents group by embedding components at
-    ``center_similarity``. Center indices are 0.. by descending size, then
-    by first document.
+    emb: ``(n, d)`` float32 unit rows; keys: the answer key per document or None;
+    noise: ``(n,)`` bool; cannot_link: pairs ``(i, j)``, ``i < j``, whose claims
+    contradict. Documents with one key form one group. Then pairs merge in
+    order of descending cosine: a keyless document joins a group at
+    ``attach_similarity``, two keyless groups at ``center_similarity``; two
+    groups with different keys never merge, nor two groups holding a
+    cannot-link pair. Center indices are 0.. by descending size, then by first
+    document.
     """
     n = emb.shape[0]
-    label: list[object] = [None] * n
-    keyed = [i for i in range(n) if not noise[i] and keys[i]]
-    for i in keyed:
-        label[i] = ("k", keys[i])
-    loose = [i for i in range(n) if not noise[i] and not keys[i]]
-    rest = []
-    for i in loose:
-        if keyed:
-            sims = emb[keyed] @ emb[i]
-            best = int(np.argmax(sims))
-            if sims[best] >= attach_similarity:
-                label[i] = label[keyed[best]]
-                continue
+    live = [i for i in range(n) if not noise[i]]
+    group = {i: i for i in live}
+    members = {i: {i} for i in live}
+    key_of: dict[int, str | None] = {i: keys[i] for i in live}
+    by_key: dict[str, int] = {}
+    for i in live:
+        k = keys[i]
+        if k is not None and k in by_key:
+            _join(group, members, key_of, by_key[k], i)
+        elif k is not None:
+            by_key[k] = i
+    blocked = {(min(a, b), max(a, b)) for a, b in cannot_link}
+    pairs = sorted(
+        ((float(emb[i] @ emb[j]), i, j) for x, i in enumerate(live) for j in live[x + 1:]),
+        key=lambda p: (-p[0], p[1], p[2]),
+    )
+    for cos, i, j in pairs:
+        gi, gj = group[i], group[j]
+        if gi == gj:
             continue
-        rest.append(i)
-    if rest:
-        comp = components(len(rest), similarity_pairs(emb[rest], center_similarity))
-        for i, c in zip(rest, comp):
-            label[i] = ("e", c)
+        ki, kj = key_of[gi], key_of[gj]
+        if ki is not None and kj is not None:
+            continue
+        if cos < (attach_similarity if (ki is None) != (kj is None) else center_similarity):
+            continue
+        if ki is None and kj is None and cos < center_similarity:
+            continue
+        if any((min(a, b), max(a, b)) in blocked for a in members[gi] for b in members[gj]):
+            continue
+        _join(group, members, key_of, gi, gj)
+    label: list[object] = [group[i] if i in group else None for i in range(n)]
     return _number(label)
+
+
+def _join(group: dict[int, int], members: dict[int, set[int]], key_of: dict, a: int, b: int) -> None:
+    """Merge group ``b`` into group ``a`` (roots), keeping whichever key is set."""
+    a, b = group[a], group[b]
+    if a == b:
+        return
+    for m in members[b]:
+        group[m] = a
+    members[a] |= members.pop(b)
+    key_of[a] = key_of[a] if key_of[a] is not None else key_of[b]
+    key_of.pop(b, None)
 
 
 def _number(label: list[object]) -> list[int | None]:
@@ -126,36 +136,3 @@ def masses(assignment: list[int | None], weights: np.ndarray | None = None) -> n
             out[a] += 1.0 if weights is None else max(float(weights[i]), 1e-6)
     total = out.sum()
     return out / total if total > 0 else out
-
-
-def merge_agreeing_copies(
-    texts: list[str],
-    assignment: list[int | None],
-    spans: list[str | None],
-    duplicate_ratio: float,
-) -> list[int | None]:
-    """Join centers held apart only by answer extraction.
-
-    Two documents in different centers that are near-copies (word-sequence
-    similarity >= ``duplicate_ratio``) and each contain the other's answer span
-    state the same facts: their answers differ because a different mention won
-    in each, not because the texts disagree. Their centers merge. Centers are
-    renumbered as in :func:`assign_centers`.
-    """
-    from diagnose.inputs.conflict import word_ratio
-
-    k = 1 + max((a for a in assignment if a is not None), default=-1)
-    if k < 2:
-        return list(assignment)
-    pairs = []
-    for i in range(len(texts)):
-        for j in range(i + 1, len(texts)):
-            a, b = assignment[i], assignment[j]
-            if a is None or b is None or a == b or not spans[i] or not spans[j]:
-                continue
-            if spans[i] in texts[j] and spans[j] in texts[i] and word_ratio(texts[i], texts[j]) >= duplicate_ratio:
-                pairs.append((a, b, 1.0))
-    if not pairs:
-        return list(assignment)
-    comp = components(k, pairs)
-    return _number([comp[a] if a is not None else None for a in assignment])

@@ -1,10 +1,11 @@
 """Conflict between centers: claim-level evidence and a 0..1 score.
 
-Near-copies (word-sequence similarity >= ``duplicate_ratio``) in different
-centers are aligned and the spans that differ are quoted (``value_mismatch``).
-Other cross-center pairs quote the answers each supports (``entity_ambiguity``
-when the documents are about differently qualified subjects or unlike each
-other, ``stance`` otherwise).
+Near-copies (word-sequence similarity >= ``duplicate_ratio``) are aligned and
+the spans that differ inside their claims are quoted (``value_mismatch``).
+Other cross-center pairs quote the claims each side makes (``stance`` for yes/no
+questions, ``entity_ambiguity`` when the two documents are about different
+subjects, ``value_mismatch`` otherwise). The score is a logistic model over a
+few features (:class:`ConflictFeatures`), calibrated on the dev sets.
 """
 
 from __future__ import annotations
@@ -74,73 +75,55 @@ def quote(ids: tuple[str, str], spans: list[tuple[str, str]]) -> str:
     return "; ".join(f'{a}: "{x}" vs {b}: "{y}"' for x, y in spans)
 
 
-def pair_evidence(
-    texts: list[str],
-    emb: np.ndarray,
-    assignment: list[int | None],
-    answers: list[str | None],
-    duplicate_ratio: float,
-    center_similarity: float,
+def copy_mismatches(
+    texts: list[str], claim_spans: list[list[tuple[int, int]]], duplicate_ratio: float, live: list[bool]
 ) -> list[PairEvidence]:
-    """One evidence pair per pair of centers (the most similar cross pair), by center order.
+    """Near-copies that differ in a factual span inside one of their claims.
 
-    emb: ``(n, d)`` float32 unit rows; assignment: center per doc or None.
-    """
-    k = 1 + max((c for c in assignment if c is not None), default=-1)
+    claim_spans: per document, ``(start, end)`` character ranges of its claim
+    sentences; live: per document, whether it takes part (not noise). An edited
+    copy that changed the answer is the classic misinformation pattern; a
+    changed value elsewhere in the page (a different fact) does not count."""
     out = []
-    for ca in range(k):
-        for cb in range(ca + 1, k):
-            da = [i for i, c in enumerate(assignment) if c == ca]
-            db = [i for i, c in enumerate(assignment) if c == cb]
-            best = None
-            for i in da:
-                for j in db:
-                    r = word_ratio(texts[i], texts[j])
-                    cand = (r, float(emb[i] @ emb[j]), -min(i, j), min(i, j), max(i, j))
-                    best = cand if best is None or cand[:3] > best[:3] else best
-            if best is None:
+    for i in range(len(texts)):
+        for j in range(i + 1, len(texts)):
+            if not (live[i] and live[j]) or word_ratio(texts[i], texts[j]) < duplicate_ratio:
                 continue
-            ratio, cos, _, i, j = best
-            spans = differing_spans(texts[i], texts[j]) if ratio >= duplicate_ratio else []
+            spans = [
+                (x, y) for x, y in differing_spans(texts[i], texts[j], max_spans=8)
+                if _inside(texts[i], x, claim_spans[i]) or _inside(texts[j], y, claim_spans[j])
+            ]
             if spans:
-                out.append(PairEvidence(i, j, "value_mismatch", tuple(spans)))
-            else:
-                kind = "entity_ambiguity" if cos < center_similarity else "stance"
-                pair = (answers[i] or "", answers[j] or "")
-                out.append(PairEvidence(i, j, kind, (pair,) if any(pair) else ()))
+                out.append(PairEvidence(i, j, "value_mismatch", tuple(spans[:3])))
     return out
 
 
-def conflict_score(
-    center_sizes: list[int], answered: list[bool], mismatches: int, n_docs: int, confirming: int
-) -> float:
-    """Calibrated 0..1 belief that the documents support two or more answers.
+def _inside(text: str, span: str, ranges: list[tuple[int, int]]) -> bool:
+    at = text.find(span)
+    return at >= 0 and any(a <= at < b for a, b in ranges)
 
-    center_sizes: documents per center; answered: per center, whether it
-    carries an extracted answer; mismatches: value_mismatch pairs found;
-    n_docs: all documents, noise included; confirming: documents that state
-    the single center's answer (used when there is at most one center).
 
-    Tiers, from strong to weak evidence:
-    - two or more answered centers: 0.7, plus 0.1 each for a quoted value
-      mismatch, a third answered center, and corroboration (the share of
-      answered documents that another document agrees with; lone, unconfirmed
-      answers are where extraction errors hide);
-    - two or more centers without two answers: 0.45 rising to 0.6 with the
-      number of centers (apart by similarity only);
-    - one center (or none): consensus only as far as documents confirm it;
-      each document that does not state the answer leaves room for a missed
-      one: ``0.6 * (1 - exp(-unconfirmed / 3))``.
-    """
-    k = len(center_sizes)
-    with_answer = [s for s, a in zip(center_sizes, answered) if a]
-    if len(with_answer) >= 2:
-        docs = sum(with_answer)
-        corroborated = (docs - len(with_answer)) / docs if docs else 0.0
-        score = 0.7 + 0.1 * min(mismatches, 1) + 0.1 * (len(with_answer) >= 3) + 0.1 * corroborated
-    elif k >= 2:
-        score = 0.45 + 0.05 * min(k - 2, 3) + 0.05 * min(mismatches, 1)
-    else:
-        unconfirmed = max(n_docs - confirming, 0)
-        score = 0.6 * (1.0 - float(np.exp(-unconfirmed / 3.0)))
-    return float(np.clip(score, 0.0, 1.0))
+@dataclass(frozen=True)
+class ConflictFeatures:
+    """What the conflict score reads; each in 0..1."""
+
+    answer_split: float
+    """Two centers whose documents state contradicting answers: the weaker side's strength."""
+    copy_mismatch: float
+    """1 when near-copies differ in a claimed value (an edited copy)."""
+    spread: float
+    """1 - the lowest cosine between two non-noise documents (how far apart the documents argue)."""
+    stance: float
+    """1 for a yes/no question (stances are weaker evidence than typed values)."""
+    read_split: float = 0.0
+    """Read tier: how far apart the documents' own answers are (0 when not read)."""
+
+
+def conflict_score(f: ConflictFeatures, weights: tuple[float, ...]) -> float:
+    """Calibrated 0..1 belief that the documents support two or more answers:
+    a logistic model over the features, ``weights`` = (bias, answer_split,
+    copy_mismatch, spread, stance x answer_split, read_split)."""
+    b, w_split, w_copy, w_spread, w_stance, w_read = weights
+    z = (b + w_split * f.answer_split + w_copy * f.copy_mismatch + w_spread * f.spread
+         + w_stance * f.stance * f.answer_split + w_read * f.read_split)
+    return float(1.0 / (1.0 + np.exp(-z)))

@@ -7,18 +7,19 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class InputSettings:
-    noise_relevance: float = 0.1
-    """A document whose cosine similarity to the question is below this is noise."""
+    noise_relevance: float = 0.35
+    """A document whose best claim scores below this (cosine + weighted lexical overlap) is noise,
+    unless another document corroborates its answer."""
+    relative_relevance: float = 0.5
+    """... and so is one below this share of the case's best claim score."""
     center_similarity: float = 0.75
     """Documents at least this similar (cosine) may join the same center."""
     seed: int = 0
     """Seed for any randomised step (k-means, projections)."""
     attach_similarity: float = 0.5
     """A document with no answer joins the most similar answered document's center at or above this."""
-    weak_relevance: float = 0.3
-    """An unanswered document below this relevance, with no neighbour at ``attach_similarity``, is noise."""
-    strong_relevance: float = 0.5
-    """A document at least this similar to the question is never noise for being isolated."""
+    strong_relevance: float = 0.8
+    """A document whose best claim scores at least this is never noise for being isolated."""
     isolated_similarity: float = 0.45
     """An unanswered document whose highest cosine to any other document is below this is noise."""
     numeric_share: float = 0.45
@@ -31,10 +32,27 @@ class InputSettings:
     """A document shorter than this (stripped) is empty."""
     duplicate_ratio: float = 0.6
     """Word-sequence similarity (0..1) above which two documents are near-copies."""
-    below_answers: float = 0.0
-    """An unanswered document less relevant than every answered one by more than this is noise."""
-    weak_answer: float = 1.1
-    """An answer scoring below this that no other document states counts as no answer for noise."""
+    max_sentences: int = 40
+    """Sentences kept per document (the lexically most question-like ones past this)."""
+    lexical_weight: float = 0.5
+    """Weight of the question's content-token overlap beside the cosine when ranking sentences."""
+    claims_per_document: int = 3
+    """A document's best-ranked sentences that count as its claims."""
+    min_claim: float = 0.2
+    """A claim less relevant than this states no answer."""
+    tie_margin: float = 0.05
+    """A value within this relevance of a document's best one, stated by another document, wins the tie."""
+    ambiguity_similarity: float = 0.55
+    """Two conflicting documents less similar (cosine) than this are about different subjects."""
+    read_margin_bias: float = 0.0
+    """Read tier: the generator's yes-minus-no margin on a document that says nothing either way."""
+    read_margin_scale: float = 2.0
+    """Read tier: a margin this far from the bias weighs as much as a clear claim."""
+    read_answer_similarity: float = 0.8
+    """Read tier: free-text answers at least this similar (cosine) are one answer."""
+    conflict_weights: tuple[float, float, float, float, float, float] = (-2.0, 4.5, 2.5, 1.0, -1.5, 1.0)
+    """Logistic weights of the conflict score: bias, answer split, copy mismatch, spread,
+    stance x answer split, read split (see :func:`diagnose.inputs.conflict.conflict_score`)."""
     conflict_threshold: float = 0.5
     """``conflict.detected`` is ``conflict.score >= conflict_threshold``."""
     long_context_tokens: int = 2000

@@ -1,13 +1,20 @@
-"""The input stage: embed once, then answers, noise, centers, conflict and layout.
+"""The input stage: claims, answers, noise, centers, conflict and layout.
 
 Steps, in order:
-1. embed the documents and the question (the only model call);
-2. type the question and extract each document's answer span (near-ties go
-   to the answer other documents corroborate, edited copies keep theirs);
-3. mark noise (unusable text, off-topic, unanswered boilerplate or isolated);
-4. group non-noise documents into gravity centers, one answer per center;
-5. quote the evidence between centers and score the conflict;
-6. fill the per-document view and the prompt layout facts.
+1. split each document into sentences and embed them with the question (the
+   only embedding call); a document's vector is the mean of its sentences';
+2. rank each document's sentences against the question: its best ones are its
+   claims, with their typed values and polarity (:mod:`diagnose.inputs.claims`);
+3. each document's answer: its stance for a yes/no question, else its value of
+   the answer class the documents share (:mod:`diagnose.inputs.answers`); with a
+   reader (the read tier) the case's generator reads each document alone and its
+   answer decides;
+4. mark noise (unusable text, off-topic, unanswered boilerplate or isolated);
+5. group non-noise documents into gravity centers: one answer per center, two
+   documents whose claims contradict never together, embeddings decide only
+   for documents without an answer;
+6. quote the evidence between centers and score the conflict;
+7. fill the per-document view and the prompt layout facts.
 """
 
 from __future__ import annotations
@@ -19,17 +26,23 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from diagnose.case import Case
-from diagnose.inputs import answers as ans
 from diagnose.inputs import centers as ctr
 from diagnose.inputs import conflict as cf
 from diagnose.inputs import layout
+from diagnose.inputs.answers import DocAnswer, disagree, edited_answers, stance_answers, value_answers
+from diagnose.inputs.claims import Claim, document_sentences, find_claims
+from diagnose.inputs.embed import l2_normalise
 from diagnose.inputs.instructions import instruction_conflicts
-from diagnose.inputs.noise import isolation, noise_mask, question_relevance, text_features
+from diagnose.inputs.noise import isolation, noise_mask, text_features
+from diagnose.inputs.read_answers import read_answers
 from diagnose.inputs.settings import InputSettings
 from diagnose.report import Conflict, ConflictPair, DocumentView, GravityCenter, InputReport
+from diagnose.text.questions import asked_value_kinds, is_yes_no_question, predicate_text
+from diagnose.text.sentences import content_tokens
 
 if TYPE_CHECKING:
     from diagnose.inputs.embed import Embedder
+    from diagnose.inputs.reading import DocumentReader
 
 
 @dataclass
@@ -42,7 +55,7 @@ class InputAnalysis:
     question_embedding: np.ndarray
     """``(d,)`` float32, L2-normalised."""
     center_answers: dict[str, list[str]] = field(default_factory=dict)
-    """Per center id, the normalised answer strings that characterise it."""
+    """Per center id, the answer texts that characterise it (values as written, claims)."""
     projection: layout.Projection | None = None
     """The document map's frame, to place sampled outputs among the documents (None under 2 documents)."""
 
@@ -54,55 +67,65 @@ def analyze_inputs(
     count_tokens: Callable[[str], int] | None = None,
     prompt: str | None = None,
     context_window: int = 0,
+    reader: "DocumentReader | None" = None,
 ) -> InputAnalysis:
-    """Run the input stage on ``case`` (see the module docstring for the steps)."""
+    """Run the input stage on ``case`` (see the module docstring for the steps).
+
+    With ``reader`` (the read tier) the generator reads each document alone."""
     texts = [d.text for d in case.documents]
     ids = [d.id for d in case.documents]
-    vectors = embedder.encode(texts + [case.question])
-    emb, qvec = vectors[:-1], vectors[-1]
-    cosine = (emb @ qvec).astype(np.float32) if texts else np.zeros(0, np.float32)
-    relevance = question_relevance(case.question, texts, cosine)
+    docs = document_sentences(case.question, texts, settings.max_sentences)
+    vectors = embedder.encode(docs.flat + [case.question])
+    sent_emb, qvec = vectors[:-1], vectors[-1]
+    emb = _document_vectors(sent_emb, docs.owners(), len(texts), qvec.shape[0])
+    claims, _ = find_claims(case.question, docs, sent_emb, qvec, settings.lexical_weight, settings.claims_per_document)
+    relevance = np.array([c[0].score if c else 0.0 for c in claims], np.float32)
 
-    question = ans.parse_question(case.question)
-    found = resolve_answers(question, texts, duplicate_ratio=settings.duplicate_ratio)
-    features = [text_features(t) for t in texts]
-    answered, corroborated = answer_evidence(found, settings.weak_answer)
-    noise = noise_mask(relevance, answered, features, settings, isolation(emb), corroborated)
-    keys = ctr.merge_keys([a.key if a and not noise[i] else None for i, a in enumerate(found)])
-    assignment = ctr.assign_centers(
-        emb, keys, noise, settings.attach_similarity, settings.center_similarity
-    )
-    assignment = ctr.merge_agreeing_copies(
-        texts, assignment, [a.span if a else None for a in found], settings.duplicate_ratio
-    )
+    yes_no = is_yes_no_question(case.question)
+    if yes_no:
+        found = stance_answers(claims, settings.min_claim)
+    else:
+        predicate = content_tokens(predicate_text(case.question))
+        found = value_answers(claims, asked_value_kinds(case.question), predicate, settings.min_claim, settings.tie_margin)
+    readings = reader.read(case.question, texts, yes_no) if reader is not None else None
+    if readings is not None:
+        found = read_answers(readings, found, claims, embedder, yes_no, settings)
+
+    support = Counter(a.key for a in found if a and a.key)
+    answered = np.array([a is not None and a.key is not None for a in found], bool)
+    corroborated = np.array([a is not None and a.key is not None and support[a.key] > 1 for a in found], bool)
+    noise = noise_mask(relevance, answered, [text_features(t) for t in texts], settings, isolation(emb), corroborated)
+    live = [not x for x in noise]
+    claim_spans = [[(c.sentence.start, c.sentence.start + len(c.sentence.text)) for c in doc] for doc in claims]
+    copies = cf.copy_mismatches(texts, claim_spans, settings.duplicate_ratio, live)
+    if not yes_no:
+        found = edited_answers(copies, found)
+    cannot = {(p.a, p.b) for p in copies}
+    cannot |= {(i, j) for i in range(len(texts)) for j in range(i + 1, len(texts)) if disagree(found[i], found[j])}
+    keys = [a.key if a is not None and live[i] else None for i, a in enumerate(found)]
+    assignment = ctr.group_documents(emb, keys, noise, cannot, settings.attach_similarity, settings.center_similarity)
+
     center_ids = [f"c{k + 1}" for k in range(1 + max((a for a in assignment if a is not None), default=-1))]
     weights = ctr.masses(assignment)
     members = [[i for i, a in enumerate(assignment) if a == k] for k in range(len(center_ids))]
-    center_answers = {
-        cid: sorted({v for i in m for v in _answer_strings(found[i], keys[i])})
-        for cid, m in zip(center_ids, members)
-    }
+    center_answers = {cid: _center_answers([found[i] for i in m]) for cid, m in zip(center_ids, members)}
     centers = [
-        GravityCenter(
-            id=cid,
-            documents=[ids[i] for i in m],
-            mass=round(float(w), 6),
-            label=_label([found[i] for i in m], [texts[i] for i in m]),
-        )
+        GravityCenter(id=cid, documents=[ids[i] for i in m], mass=round(float(w), 6), label=_label(found, texts, m))
         for cid, m, w in zip(center_ids, members, weights)
     ]
-    conflict = _conflict(texts, ids, emb, assignment, found, keys, weights, settings)
+    conflict = _conflict(texts, ids, emb, members, found, copies, yes_no, readings is not None, settings)
     projection = layout.fit_projection(emb)
     positions = projection(emb) if projection else np.zeros((len(ids), 2), np.float32)
     report = InputReport(
         gravity_centers=centers,
         noise_documents=[ids[i] for i in range(len(ids)) if assignment[i] is None],
         conflict=conflict,
-        documents=_views(ids, texts, assignment, center_ids, relevance, positions, found, count_tokens),
+        documents=_views(ids, texts, assignment, center_ids, relevance, positions, found, claims, readings, count_tokens),
         prompt_tokens=count_tokens(prompt) if count_tokens and prompt else 0,
         context_window=context_window,
         instruction_conflicts=instruction_conflicts(case.system, case.template),
         delimiter_issue=layout.delimiter_issue(texts, case.template, prompt),
+        tier="read" if readings is not None else "static",
     )
     if members:
         report.strongest_center_position = layout.center_position(prompt, texts, members[0], count_tokens)
@@ -112,109 +135,90 @@ def analyze_inputs(
     return InputAnalysis(report, emb, qvec, center_answers, projection)
 
 
-def resolve_answers(
-    question: ans.Question,
-    texts: list[str],
-    strong: float = 2.0,
-    margin: float = 2.0,
-    duplicate_ratio: float = 0.6,
-) -> list[ans.Answer | None]:
-    """Each document's answer: its best typed candidate, with two corrections.
-
-    - Consensus: when the best answer is unique to the document but another of
-      its candidates, scoring within ``margin`` of the best, is another
-      document's best answer, the shared one wins (the spans are near-ties;
-      the one other documents corroborate is the likelier reading) - unless
-      the document is a near-copy (word-sequence similarity at least
-      ``duplicate_ratio``) of such a document that differs from it in exactly
-      its own answer: an edited copy that changed this value states a
-      conflicting claim.
-    - A weak answer (score below ``strong``) unique to the document gives way
-      to an answer another document states strongly that the document
-      mentions; documents without a candidate take the earliest answer of
-      another document that they mention.
-    """
-    ranked = [[c for c in ans.candidates(question, text) if c.score > 0 and c.key] for text in texts]
-    own = [cands[0] if cands else None for cands in ranked]
-    support = Counter(a.key for a in own if a)
-    for i, cands in enumerate(ranked):
-        mine = own[i]
-        if mine is None or support[mine.key] > 1:
-            continue
-        shared = [c for c in cands if c.key != mine.key and support[c.key] >= 1 and c.score >= mine.score - margin]
-        shared = [c for c in shared if not _edited_copy(texts, own, i, c.key, duplicate_ratio)]
-        if shared:
-            own[i] = shared[0]
-    support = Counter(a.key for a in own if a)
-    known = sorted({a.key: a for a in own if a and a.score >= strong}.values(), key=lambda a: a.key)
-    known_any = sorted({a.key: a for a in own if a}.values(), key=lambda a: a.key)
-    out = []
-    for text, mine in zip(texts, own):
-        weak = mine is not None and mine.score < strong and support[mine.key] == 1
-        if mine is None or weak:
-            norm = f" {ans.normalise(text)} "
-            pool = known if weak else known_any
-            hits = [(norm.find(f" {a.key} "), a) for a in pool if a is not mine and f" {a.key} " in norm]
-            if hits:
-                mine = min(hits, key=lambda h: (h[0], h[1].key))[1]
-        out.append(mine)
-    return out
+def _document_vectors(sent_emb: np.ndarray, owners: np.ndarray, n: int, d: int) -> np.ndarray:
+    """``(n, d)`` unit rows: each document's mean sentence vector."""
+    out = np.zeros((n, d), np.float32)
+    np.add.at(out, owners, sent_emb)
+    return l2_normalise(out)
 
 
-def answer_evidence(found: list[ans.Answer | None], weak: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per document, ``(answered, corroborated)`` as ``(n,)`` bool arrays for noise.
-
-    corroborated: another document states the same answer key. answered: the
-    document has an answer that is corroborated or scores at least ``weak`` (a
-    lone class word far from the subject, unique to its page, is no answer)."""
-    support = Counter(a.key for a in found if a)
-    backed = np.array([a is not None and support[a.key] > 1 for a in found], bool)
-    answered = np.array([a is not None and (bool(b) or a.score >= weak) for a, b in zip(found, backed)], bool)
-    return answered, backed
+def _center_answers(found: list[DocAnswer | None]) -> list[str]:
+    """The answers a center's documents give, as written (the pull matcher normalises them)."""
+    return sorted({a.span for a in found if a is not None and a.key is not None and a.value is not None}
+                  | {a.key for a in found if a is not None and a.key is not None and a.value is None
+                     and not a.key.startswith("read:") and a.key not in ("yes", "no")})
 
 
-def _edited_copy(texts: list[str], own: list, i: int, key: str, duplicate_ratio: float) -> bool:
-    """Whether document ``i`` is a near-copy of a document answering ``key``
-    whose aligned differences include ``i``'s own answer span."""
-    span = f" {ans.normalise(own[i].span)} "
-    return any(
-        a is not None and a.key == key and cf.word_ratio(texts[i], texts[j]) >= duplicate_ratio
-        and any(span in f" {ans.normalise(x)} " for x, _ in cf.differing_spans(texts[i], texts[j], max_spans=8))
-        for j, a in enumerate(own) if j != i
-    )
-
-
-def _answer_strings(a: ans.Answer | None, key: str | None) -> list[str]:
-    return [s for s in {key, ans.normalise(a.span) if a else None} if s]
-
-
-def _label(found: list[ans.Answer | None], texts: list[str]) -> str:
-    spans = Counter(a.span for a in found if a)
+def _label(found: list[DocAnswer | None], texts: list[str], members: list[int]) -> str:
+    spans = Counter(found[i].span for i in members if found[i] is not None and found[i].key is not None)
     if spans:
-        return max(spans, key=lambda s: (spans[s], -len(s)))[:60]
-    words = texts[0].split()
+        best = max(spans, key=lambda s: (spans[s], -len(s)))
+        key = next(found[i].key for i in members if found[i] is not None and found[i].span == best)
+        text = best if found[next(i for i in members if found[i] is not None and found[i].span == best)].value else f"{key}: {best}"
+        return text[:60] + ("…" if len(text) > 60 else "")
+    words = texts[members[0]].split()
     return " ".join(words[:6]) + (" …" if len(words) > 6 else "")
 
 
-def _conflict(texts, ids, emb, assignment, found, keys, weights, settings) -> Conflict:
-    spans = [a.span if a else None for a in found]
-    pairs = cf.pair_evidence(
-        texts, emb, assignment, spans, settings.duplicate_ratio, settings.center_similarity
+def _conflict(texts, ids, emb, members, found, copies, yes_no, read, settings) -> Conflict:
+    """Evidence pairs between centers and the calibrated score."""
+    pairs: list[ConflictPair] = []
+    split = 0.0
+    copy_pairs = {(p.a, p.b): p for p in copies}
+    for x in range(len(members)):
+        for y in range(x + 1, len(members)):
+            cross = [(i, j) for i in members[x] for j in members[y]]
+            clash = [(i, j) for i, j in cross if disagree(found[i], found[j])]
+            if clash:
+                side = min(max(found[i].strength for i in members[x] if found[i] and found[i].key),
+                           max(found[j].strength for j in members[y] if found[j] and found[j].key))
+                split = max(split, float(np.clip(side, 0.0, 1.0)))
+            pair = _evidence(texts, ids, emb, cross, clash, found, copy_pairs, yes_no, settings)
+            if pair is not None:
+                pairs.append(pair)
+    live = [i for m in members for i in m]
+    center_of = {i: k for k, m in enumerate(members) for i in m}
+    apart = any(p.a in center_of and p.b in center_of and center_of[p.a] != center_of[p.b] for p in copies)
+    low = min((float(emb[i] @ emb[j]) for k, i in enumerate(live) for j in live[k + 1:]), default=1.0)
+    features = cf.ConflictFeatures(
+        answer_split=split,
+        copy_mismatch=1.0 if apart else 0.0,
+        spread=float(np.clip(1.0 - low, 0.0, 1.0)),
+        stance=1.0 if yes_no else 0.0,
+        read_split=0.0,
     )
-    out = [
-        ConflictPair(a=ids[p.a], b=ids[p.b], kind=p.kind, evidence=cf.quote((ids[p.a], ids[p.b]), list(p.spans)))
-        for p in pairs
-    ]
-    k = len(weights)
-    sizes = [sum(1 for a in assignment if a == c) for c in range(k)]
-    answered = [any(keys[i] for i, a in enumerate(assignment) if a == c) for c in range(k)]
-    confirming = sum(1 for i, a in enumerate(assignment) if a is not None and keys[i]) if k <= 1 else 0
-    mismatches = sum(p.kind == "value_mismatch" for p in pairs)
-    score = round(cf.conflict_score(sizes, answered, mismatches, len(texts), confirming), 4)
-    return Conflict(detected=score >= settings.conflict_threshold, score=score, pairs=out)
+    score = round(cf.conflict_score(features, settings.conflict_weights), 4)
+    return Conflict(detected=score >= settings.conflict_threshold, score=score, pairs=pairs)
 
 
-def _views(ids, texts, assignment, center_ids, relevance, pos, found, count_tokens) -> list[DocumentView]:
+def _evidence(texts, ids, emb, cross, clash, found, copy_pairs, yes_no, settings) -> ConflictPair | None:
+    """The one evidence pair quoted for two centers: an edited copy, else the
+    strongest contradicting claims, else the most similar cross pair."""
+    for i, j in cross:
+        p = copy_pairs.get((min(i, j), max(i, j)))
+        if p is not None:
+            return ConflictPair(a=ids[p.a], b=ids[p.b], kind="value_mismatch", evidence=cf.quote((ids[p.a], ids[p.b]), list(p.spans)))
+    pool = clash or cross
+    if not pool:
+        return None
+    i, j = max(pool, key=lambda p: (float(emb[p[0]] @ emb[p[1]]), -p[0], -p[1]))
+    if yes_no:
+        kind = "stance"
+    elif float(emb[i] @ emb[j]) < settings.ambiguity_similarity:
+        kind = "entity_ambiguity"
+    else:
+        kind = "value_mismatch" if clash else "topic_split"
+    quoted = [(_quote_of(found[i], texts[i]), _quote_of(found[j], texts[j]))]
+    return ConflictPair(a=ids[i], b=ids[j], kind=kind, evidence=cf.quote((ids[i], ids[j]), quoted))
+
+
+def _quote_of(a: DocAnswer | None, text: str) -> str:
+    if a is not None and a.claim is not None:
+        return a.claim.sentence.text[:200]
+    return " ".join(text.split()[:25])
+
+
+def _views(ids, texts, assignment, center_ids, relevance, pos, found, claims, readings, count_tokens) -> list[DocumentView]:
     return [
         DocumentView(
             id=ids[i],
@@ -222,7 +226,10 @@ def _views(ids, texts, assignment, center_ids, relevance, pos, found, count_toke
             relevance=round(float(relevance[i]), 4),
             tokens=count_tokens(texts[i]) if count_tokens else 0,
             position=[float(x) for x in pos[i]],
-            answer=found[i].span if found[i] else None,
+            answer=found[i].span if found[i] is not None and found[i].key is not None else None,
+            claim=claims[i][0].sentence.text if claims[i] else None,
+            read_answer=readings[i].answer if readings is not None else None,
+            yes_margin=round(readings[i].yes_margin, 4) if readings is not None and readings[i].yes_margin is not None else None,
         )
         for i in range(len(ids))
     ]

@@ -1,35 +1,36 @@
 """Which gravity center did a sampled answer follow?
 
-A sample follows a center when it states that center's answer (a normalised
-answer span of the center appears in the normalised sample). When no answer
-span decides, the sample follows the center holding the document most similar
-to it, if that similarity clears ``min_similarity`` and beats the runner-up
-center by ``min_margin``; otherwise it follows ``"none"``.
+The same normaliser and value matcher as the input stage
+(:mod:`diagnose.text.values`): a sample follows a center when it states one of
+the center's answers, as a typed value ("8848.86米" states 8,848.86 m, "2.7
+million" states 2,700,000) or as normalised text. When no answer decides, the
+sample follows the center holding the document most similar to it, if that
+similarity clears ``min_similarity`` and beats the runner-up center by
+``min_margin``; otherwise it follows ``"none"``.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Mapping, Sequence
 
 import numpy as np
 
+from diagnose.text.values import Value, extract_values, normalise_text, same_value
+
 NONE = "none"
-
-
-def normalize(text: str) -> str:
-    """Casefold, strip accents and punctuation, collapse spaces, drop digit separators."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = re.sub(r"(?<=\d)[,\u00a0 ](?=\d{3}\b)", "", text)
-    text = "".join(ch if ch.isalnum() or ch.isspace() else " " for ch in text)
-    return " ".join(text.split())
 
 
 def _mentions(sample: str, answer: str) -> bool:
     if len(answer) < 2:
         return False
     return re.search(rf"(?<!\w){re.escape(answer)}(?!\w)", sample) is not None
+
+
+def _states(sample_text: str, sample_values: list[Value], answer: str, answer_values: list[Value]) -> bool:
+    if answer_values:
+        return any(same_value(a, s) for a in answer_values for s in sample_values)
+    return _mentions(sample_text, normalise_text(answer))
 
 
 def attribute_samples(
@@ -46,10 +47,10 @@ def attribute_samples(
     sample_embeddings: (n_samples, d) float32, L2-normalised.
     doc_embeddings: (n_docs, d) float32, L2-normalised.
     center_documents: center id -> row indices into ``doc_embeddings``.
-    center_answers: center id -> answer spans (any normalisation; normalised here).
+    center_answers: center id -> answer texts (values as written, or free text).
     """
     centers = list(center_documents)
-    answers = {c: [normalize(a) for a in center_answers.get(c, ())] for c in centers}
+    answers = {c: [(a, extract_values(a)) for a in center_answers.get(c, ())] for c in centers}
     similarity = (
         sample_embeddings @ doc_embeddings.T
         if len(doc_embeddings) and len(sample_embeddings)
@@ -57,12 +58,12 @@ def attribute_samples(
     )
     result: list[str] = []
     for i, text in enumerate(texts):
-        sample = normalize(text)
+        sample, values = normalise_text(text), extract_values(text)
         best = {
             c: float(similarity[i, list(center_documents[c])].max()) if center_documents[c] else -1.0
             for c in centers
         }
-        stated = [c for c in centers if any(_mentions(sample, a) for a in answers[c])]
+        stated = [c for c in centers if any(_states(sample, values, a, av) for a, av in answers[c])]
         if len(stated) == 1:
             result.append(stated[0])
             continue

@@ -409,6 +409,45 @@ class RemoteBackend:
             for row, body, response in zip(rows, bodies, responses)
         ]
 
+    def complete(
+        self, messages: Messages, max_tokens: int, top_logprobs: int = 0
+    ) -> tuple[str, dict[str, float], dict[str, Any]]:
+        """One greedy (temperature 0) request: (text, first token's top logprobs, usage).
+
+        The logprobs map each token string of the first position (its ``top_logprobs``
+        and the chosen token) to its logprob; empty unless ``top_logprobs`` > 0 and
+        the server returned them. ``usage`` is the server's ``usage`` object or {}.
+        Uses the same retries and errors as :meth:`sample`.
+        """
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [dict(m) for m in messages],
+            "temperature": 0.0,
+            "max_tokens": max_tokens,
+            "n": 1,
+            "stream": False,
+        }
+        if top_logprobs > 0:
+            body.update(logprobs=True, top_logprobs=top_logprobs)
+        body.update(self.extra_body)
+        data = self._post(body)
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise BackendError(f"POST {self.url} answered without choices: {_snippet(repr(data))}")
+        choice = choices[0]
+        text = (choice.get("message") or {}).get("content") or ""
+        top: dict[str, float] = {}
+        content = (choice.get("logprobs") or {}).get("content") if top_logprobs > 0 else None
+        if content and isinstance(content[0], dict):
+            first = content[0]
+            for alt in first.get("top_logprobs") or []:
+                if isinstance(alt, dict):
+                    token = str(alt.get("token", ""))
+                    top[token] = max(top.get(token, float("-inf")), _float(alt.get("logprob")))
+            top.setdefault(str(first.get("token", "")), _float(first.get("logprob")))
+        usage = data.get("usage")
+        return str(text), top, usage if isinstance(usage, dict) else {}
+
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         attempts = self.max_retries + 1
         for attempt in range(attempts):

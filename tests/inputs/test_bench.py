@@ -59,9 +59,10 @@ def test_bench_times_three_passes_and_writes_reports(tmp_path):
     )
     assert isinstance(result, InputsBenchResult)
     assert (result.cases, result.docs, result.texts) == (3, 9, 12)
-    # warm-up, raw (all 12 texts), cold (distinct: 2 x 3 docs + boilerplate + 3 questions); warm: none
-    assert model.calls == [1, 12, 10]
-    assert result.cold_embedded == 10 and result.warm_embedded == 0
+    # warm-up; raw: all 12 document and question texts; cold: the distinct sentences (3 "Town{k} is a
+    # town.", the 2 census sentences every case shares, the boilerplate) + 3 questions; warm: none
+    assert model.calls == [1, 12, 9]
+    assert result.cold_embedded == 9 and result.warm_embedded == 0
     assert seen == [("case-0", "ok"), ("case-1", "ok"), ("case-2", "ok")]
     report = json.loads((tmp_path / "out" / "case-1.json").read_text("utf-8"))
     assert set(report) == {"case_id", "verdict", "input", "findings", "environment"}

@@ -1,6 +1,6 @@
 import numpy as np
 
-from diagnose.inputs.centers import assign_centers, components, masses, merge_keys, similarity_pairs
+from diagnose.inputs.centers import components, group_documents, masses, similarity_pairs
 
 
 def _unit(rows):
@@ -23,20 +23,29 @@ def test_components_label_by_first_member():
     assert components(5, [(3, 4, 1.0), (0, 2, 1.0)]) == [0, 1, 0, 2, 2]
 
 
-def test_merge_keys_folds_subsets_into_longer_key():
-    assert merge_keys(["ice hockey", "hockey", None, "sumo wrestling"]) == [
-        "ice hockey", "ice hockey", None, "sumo wrestling"
-    ]
-
-
-def test_assign_centers_groups_by_key_and_attaches_unanswered():
+def test_documents_with_one_key_share_a_center_and_keyless_ones_attach():
     emb = _unit([[1, 0, 0], [0.9, 0.1, 0], [0, 1, 0], [0.95, 0.05, 0], [0, 0, 1]])
-    keys = ["1905", "1905", "1900", None, None]
-    noise = np.array([False, False, False, False, False])
-    got = assign_centers(emb, keys, noise, attach_similarity=0.5, center_similarity=0.75)
+    keys = ["k1", "k1", "k2", None, None]
+    got = group_documents(emb, keys, np.zeros(5, bool), set(), attach_similarity=0.5, center_similarity=0.75)
     assert got[0] == got[1] == got[3] == 0  # the largest center comes first
     assert got[2] == 1
-    assert got[4] is None  # unanswered and like no answered doc: noise
+    assert got[4] == 2  # keyless and like nothing: a center of its own
+
+
+def test_different_keys_never_merge_however_similar():
+    emb = _unit([[1, 0], [1, 0.001], [0.999, 0.002]])
+    got = group_documents(emb, ["a", "b", None], np.zeros(3, bool), set(), 0.5, 0.75)
+    assert got[0] != got[1]
+    assert got[2] in (got[0], got[1])
+
+
+def test_cannot_link_keeps_near_identical_keyless_documents_apart():
+    emb = _unit([[1, 0], [1, 0.001], [0.999, 0.002]])
+    got = group_documents(emb, [None, None, None], np.zeros(3, bool), {(0, 1)}, 0.5, 0.75)
+    assert got[0] != got[1]
+    assert len({g for g in got}) == 2
+    # A third document that is like both joins one side only, never bridging the blocked pair.
+    assert got[2] in (got[0], got[1])
 
 
 def test_every_non_noise_doc_in_exactly_one_center_and_masses_sum_to_one():
@@ -44,7 +53,7 @@ def test_every_non_noise_doc_in_exactly_one_center_and_masses_sum_to_one():
     emb = _unit(rng.standard_normal((9, 6)))
     keys = ["a", "b", None, "a", None, "c", "b", None, "a"]
     noise = np.array([False, False, False, False, True, False, False, False, True])
-    got = assign_centers(emb, keys, noise, attach_similarity=-1.0, center_similarity=0.75)
+    got = group_documents(emb, keys, noise, set(), attach_similarity=-1.0, center_similarity=0.75)
     assert [i for i, c in enumerate(got) if c is None] == [4, 8]
     m = masses(got)
     assert abs(m.sum() - 1.0) < 1e-9
@@ -54,21 +63,10 @@ def test_every_non_noise_doc_in_exactly_one_center_and_masses_sum_to_one():
 
 def test_without_any_answer_documents_group_by_embedding():
     emb = _unit([[1, 0], [0.99, 0.01], [0, 1]])
-    got = assign_centers(emb, [None, None, None], np.zeros(3, bool), 0.5, 0.9)
+    got = group_documents(emb, [None, None, None], np.zeros(3, bool), set(), 0.5, 0.9)
     assert got[0] == got[1] != got[2]
 
 
 def test_masses_are_weighted():
     m = masses([0, 0, 1, None], weights=np.array([1.0, 1.0, 2.0, 5.0]))
     np.testing.assert_allclose(m, [0.5, 0.5])
-
-
-def test_near_copies_that_each_hold_the_others_answer_share_a_center():
-    from diagnose.inputs.centers import merge_agreeing_copies
-
-    a = "The town had 4,411 residents in 2006, and 12 villages belong to the town of Pilzno today."
-    b = "The town had 4,411 residents in 2006, and 12 villages belong to the gmina of Pilzno now."
-    c = "The town had 9,000 residents in 2006, and 12 villages belong to the town of Pilzno today."
-    got = merge_agreeing_copies([a, b, c], [0, 1, 2], ["4,411", "12", "9,000"], 0.6)
-    assert got[0] == got[1] != got[2]
-    assert merge_agreeing_copies([a, c], [0, 1], ["4,411", "9,000"], 0.6) == [0, 1]

