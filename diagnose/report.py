@@ -41,6 +41,8 @@ class Conflict(msgspec.Struct, kw_only=True):
     detected: bool
     score: float
     pairs: list[ConflictPair] = []
+    features: dict[str, float] = {}
+    """Extension: what the score was computed from (``diagnose.inputs.conflict.FEATURES``)."""
 
 
 class DocumentView(msgspec.Struct, kw_only=True):

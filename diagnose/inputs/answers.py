@@ -16,7 +16,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from diagnose.inputs.claims import Claim
+from diagnose.inputs.stance import camps
 from diagnose.text.sentences import overlap
 from diagnose.text.values import Value, comparable, extract_values, same_value
 
@@ -55,6 +58,24 @@ def stance_answers(claims: list[list[Claim]], min_strength: float) -> list[DocAn
         vote = sum(c.polarity * c.score * (2.0 if k == 0 else 1.0) for k, c in enumerate(doc))
         best = doc[0]
         out.append(DocAnswer(YES if vote >= 0 else NO, best.sentence.text, best, None, abs(vote)))
+    return out
+
+
+def stance_camps(found: list[DocAnswer | None], emb: np.ndarray, vote_weight: float) -> list[DocAnswer | None]:
+    """Yes/no answers by camp (:func:`diagnose.inputs.stance.camps`): the documents
+    that state a stance split into at most two camps by vote and similarity; the
+    camp with the lower vote answers "no". Strength stays each document's own."""
+    rows = [i for i, a in enumerate(found) if a is not None]
+    if not rows:
+        return list(found)
+    votes = np.array([found[i].strength * (1 if found[i].key == YES else -1) for i in rows], np.float32)
+    labels = camps(emb[rows], votes, vote_weight)
+    out = list(found)
+    split = bool(labels.any())
+    for i, label in zip(rows, labels):
+        a = found[i]
+        key = (NO if label else YES) if split else (YES if votes.sum() >= 0 else NO)
+        out[i] = DocAnswer(key, a.span, a.claim, None, a.strength)
     return out
 
 

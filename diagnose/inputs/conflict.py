@@ -103,27 +103,26 @@ def _inside(text: str, span: str, ranges: list[tuple[int, int]]) -> bool:
     return at >= 0 and any(a <= at < b for a, b in ranges)
 
 
-@dataclass(frozen=True)
-class ConflictFeatures:
-    """What the conflict score reads; each in 0..1."""
+FEATURES: tuple[str, ...] = (
+    "value_split", "stance_split", "minority_share", "copy_mismatch", "camp_gap", "vote_gap", "spread", "read_split",
+)
+"""What the conflict score reads, each in 0..1:
 
-    answer_split: float
-    """Two centers whose documents state contradicting answers: the weaker side's strength."""
-    copy_mismatch: float
-    """1 when near-copies differ in a claimed value (an edited copy)."""
-    spread: float
-    """1 - the lowest cosine between two non-noise documents (how far apart the documents argue)."""
-    stance: float
-    """1 for a yes/no question (stances are weaker evidence than typed values)."""
-    read_split: float = 0.0
-    """Read tier: how far apart the documents' own answers are (0 when not read)."""
+- ``value_split``: two centers state contradicting typed values (the weaker side's claim strength);
+- ``stance_split``: two camps of a yes/no question (the weaker camp's vote strength);
+- ``minority_share``: the smaller of the two largest contradicting centers' share of their documents;
+- ``copy_mismatch``: near-copies in different centers differ in a claimed value (an edited copy);
+- ``camp_gap``: yes/no camps: mean cosine within the camps minus across them;
+- ``vote_gap``: yes/no camps: how far apart the camps' mean stance votes are;
+- ``spread``: 1 - the lowest cosine between two non-noise documents;
+- ``read_split``: read tier: how far apart the documents' own answers are (0 when not read).
+"""
 
 
-def conflict_score(f: ConflictFeatures, weights: tuple[float, ...]) -> float:
-    """Calibrated 0..1 belief that the documents support two or more answers:
-    a logistic model over the features, ``weights`` = (bias, answer_split,
-    copy_mismatch, spread, stance x answer_split, read_split)."""
-    b, w_split, w_copy, w_spread, w_stance, w_read = weights
-    z = (b + w_split * f.answer_split + w_copy * f.copy_mismatch + w_spread * f.spread
-         + w_stance * f.stance * f.answer_split + w_read * f.read_split)
+def conflict_score(features: dict[str, float], weights: tuple[tuple[str, float], ...]) -> float:
+    """Calibrated 0..1 belief that the documents support two or more answers: a logistic
+    model, ``sigmoid(bias + sum of weight x feature)``, ``weights`` as (name, weight) pairs
+    with a ``bias`` entry (fitted on the dev sets by ``scripts/calibrate-conflict``)."""
+    table = dict(weights)
+    z = table.get("bias", 0.0) + sum(table.get(name, 0.0) * value for name, value in features.items())
     return float(1.0 / (1.0 + np.exp(-z)))

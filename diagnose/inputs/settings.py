@@ -42,6 +42,8 @@ class InputSettings:
     """A claim less relevant than this states no answer."""
     tie_margin: float = 0.05
     """A value within this relevance of a document's best one, stated by another document, wins the tie."""
+    stance_vote_weight: float = 0.03
+    """Yes/no camps: weight of two documents' stance votes agreeing beside their similarity."""
     ambiguity_similarity: float = 0.55
     """Two conflicting documents less similar (cosine) than this are about different subjects."""
     read_margin_bias: float = 0.0
@@ -50,9 +52,12 @@ class InputSettings:
     """Read tier: a margin this far from the bias weighs as much as a clear claim."""
     read_answer_similarity: float = 0.8
     """Read tier: free-text answers at least this similar (cosine) are one answer."""
-    conflict_weights: tuple[float, float, float, float, float, float] = (-2.0, 4.5, 2.5, 1.0, -1.5, 1.0)
-    """Logistic weights of the conflict score: bias, answer split, copy mismatch, spread,
-    stance x answer split, read split (see :func:`diagnose.inputs.conflict.conflict_score`)."""
+    conflict_weights: tuple[tuple[str, float], ...] = (
+        ("bias", -1.49), ("value_split", 1.17), ("stance_split", 1.31), ("minority_share", 0.09),
+        ("copy_mismatch", 1.61), ("camp_gap", -0.08), ("vote_gap", 0.76), ("spread", 2.04), ("read_split", 0.0),
+    )
+    """Logistic weights of the conflict score per feature (:data:`diagnose.inputs.conflict.FEATURES`),
+    fitted on the three dev sets by ``scripts/calibrate-conflict``."""
     conflict_threshold: float = 0.5
     """``conflict.detected`` is ``conflict.score >= conflict_threshold``."""
     long_context_tokens: int = 2000

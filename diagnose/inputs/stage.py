@@ -29,7 +29,7 @@ from diagnose.case import Case
 from diagnose.inputs import centers as ctr
 from diagnose.inputs import conflict as cf
 from diagnose.inputs import layout
-from diagnose.inputs.answers import DocAnswer, disagree, edited_answers, stance_answers, value_answers
+from diagnose.inputs.answers import DocAnswer, disagree, edited_answers, stance_answers, stance_camps, value_answers
 from diagnose.inputs.claims import Claim, document_sentences, find_claims
 from diagnose.inputs.embed import l2_normalise
 from diagnose.inputs.instructions import instruction_conflicts
@@ -91,6 +91,8 @@ def analyze_inputs(
     if readings is not None:
         found = read_answers(readings, found, claims, embedder, yes_no, settings)
 
+    if yes_no:
+        found = stance_camps(found, emb, settings.stance_vote_weight)
     support = Counter(a.key for a in found if a and a.key)
     answered = np.array([a is not None and a.key is not None for a in found], bool)
     corroborated = np.array([a is not None and a.key is not None and support[a.key] > 1 for a in found], bool)
@@ -113,7 +115,7 @@ def analyze_inputs(
         GravityCenter(id=cid, documents=[ids[i] for i in m], mass=round(float(w), 6), label=_label(found, texts, m))
         for cid, m, w in zip(center_ids, members, weights)
     ]
-    conflict = _conflict(texts, ids, emb, members, found, copies, yes_no, readings is not None, settings)
+    conflict = _conflict(texts, ids, emb, members, found, copies, yes_no, readings, settings)
     projection = layout.fit_projection(emb)
     positions = projection(emb) if projection else np.zeros((len(ids), 2), np.float32)
     report = InputReport(
@@ -160,10 +162,10 @@ def _label(found: list[DocAnswer | None], texts: list[str], members: list[int]) 
     return " ".join(words[:6]) + (" …" if len(words) > 6 else "")
 
 
-def _conflict(texts, ids, emb, members, found, copies, yes_no, read, settings) -> Conflict:
+def _conflict(texts, ids, emb, members, found, copies, yes_no, readings, settings) -> Conflict:
     """Evidence pairs between centers and the calibrated score."""
     pairs: list[ConflictPair] = []
-    split = 0.0
+    split, share = 0.0, 0.0
     copy_pairs = {(p.a, p.b): p for p in copies}
     for x in range(len(members)):
         for y in range(x + 1, len(members)):
@@ -173,22 +175,51 @@ def _conflict(texts, ids, emb, members, found, copies, yes_no, read, settings) -
                 side = min(max(found[i].strength for i in members[x] if found[i] and found[i].key),
                            max(found[j].strength for j in members[y] if found[j] and found[j].key))
                 split = max(split, float(np.clip(side, 0.0, 1.0)))
+                share = max(share, min(len(members[x]), len(members[y])) / (len(members[x]) + len(members[y])))
             pair = _evidence(texts, ids, emb, cross, clash, found, copy_pairs, yes_no, settings)
             if pair is not None:
                 pairs.append(pair)
+    features = _features(emb, members, found, copies, yes_no, readings, split, share, settings)
+    score = round(cf.conflict_score(features, settings.conflict_weights), 4)
+    return Conflict(detected=score >= settings.conflict_threshold, score=score, pairs=pairs,
+                    features={k: round(v, 4) for k, v in features.items()})
+
+
+def _features(emb, members, found, copies, yes_no, readings, split, share, settings) -> dict[str, float]:
+    """The conflict score's inputs (:data:`diagnose.inputs.conflict.FEATURES`)."""
     live = [i for m in members for i in m]
     center_of = {i: k for k, m in enumerate(members) for i in m}
     apart = any(p.a in center_of and p.b in center_of and center_of[p.a] != center_of[p.b] for p in copies)
-    low = min((float(emb[i] @ emb[j]) for k, i in enumerate(live) for j in live[k + 1:]), default=1.0)
-    features = cf.ConflictFeatures(
-        answer_split=split,
-        copy_mismatch=1.0 if apart else 0.0,
-        spread=float(np.clip(1.0 - low, 0.0, 1.0)),
-        stance=1.0 if yes_no else 0.0,
-        read_split=0.0,
-    )
-    score = round(cf.conflict_score(features, settings.conflict_weights), 4)
-    return Conflict(detected=score >= settings.conflict_threshold, score=score, pairs=pairs)
+    sims = emb @ emb.T if len(emb) else np.zeros((0, 0), np.float32)
+    low = min((float(sims[i, j]) for k, i in enumerate(live) for j in live[k + 1:]), default=1.0)
+    camp_gap = vote_gap = 0.0
+    if yes_no:
+        yes = [i for i in live if found[i] is not None and found[i].key == "yes"]
+        no = [i for i in live if found[i] is not None and found[i].key == "no"]
+        if yes and no:
+            within = [float(sims[i, j]) for g in (yes, no) for a, i in enumerate(g) for j in g[a + 1:]]
+            across = [float(sims[i, j]) for i in yes for j in no]
+            camp_gap = (np.mean(within) if within else 1.0) - float(np.mean(across))
+            vote = lambda g: float(np.mean([np.tanh(found[i].strength) for i in g]))  # noqa: E731
+            vote_gap = min(vote(yes), vote(no))
+    read_split = 0.0
+    if readings is not None and yes_no:
+        margins = [readings[i].yes_margin for i in live if readings[i].yes_margin is not None]
+        if len(margins) >= 2:
+            read_split = float(np.clip((max(margins) - min(margins)) / (2 * settings.read_margin_scale), 0.0, 1.0))
+    elif readings is not None:
+        keys = {found[i].key for i in live if found[i] is not None and found[i].key}
+        read_split = 1.0 if len(keys) >= 2 else 0.0
+    return {
+        "value_split": 0.0 if yes_no else split,
+        "stance_split": split if yes_no else 0.0,
+        "minority_share": share,
+        "copy_mismatch": 1.0 if apart else 0.0,
+        "camp_gap": float(np.clip(camp_gap * 10.0, -1.0, 1.0)),
+        "vote_gap": float(np.clip(vote_gap, 0.0, 1.0)),
+        "spread": float(np.clip(1.0 - low, 0.0, 1.0)),
+        "read_split": read_split,
+    }
 
 
 def _evidence(texts, ids, emb, cross, clash, found, copy_pairs, yes_no, settings) -> ConflictPair | None:
