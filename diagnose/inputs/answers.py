@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,13 +20,15 @@ import numpy as np
 
 from diagnose.inputs.claims import Claim
 from diagnose.inputs.stance import camps
-from diagnose.text.sentences import overlap
+from diagnose.text.names import name_key, proper_names
+from diagnose.text.sentences import content_tokens, overlap
 from diagnose.text.values import Value, comparable, extract_values, same_value
 
 if TYPE_CHECKING:
     from diagnose.inputs.conflict import PairEvidence
 
 YES, NO = "yes", "no"
+NAME_PREFIX = "name:"
 
 
 @dataclass(frozen=True)
@@ -42,9 +44,18 @@ class DocAnswer:
 
 
 def value_class(v: Value) -> tuple[str, str]:
-    """Values of one class answer the same kind of question (a year and a day are both dates)."""
-    kind = "number" if v.kind in ("number", "version") else v.kind
+    """Values of one class answer the same kind of question (a year and a day are both
+    dates; "0–70 °C" and "85 °C" both temperatures)."""
+    kind = {"version": "number", "range": "quantity"}.get(v.kind, v.kind)
+    if v.kind == "range" and v.dimension in ("number", "percent"):
+        kind = v.dimension
     return kind, v.dimension
+
+
+def measured_as(v: Value, dimensions: frozenset[str]) -> bool:
+    """Whether ``v`` is measured the way the question asks (:func:`diagnose.text.questions.asked_dimensions`)."""
+    return (v.kind == "percent" and "percent" in dimensions) or (v.kind == "money" and "money" in dimensions) or (
+        v.kind in ("quantity", "range") and v.dimension in dimensions)
 
 
 def stance_answers(claims: list[list[Claim]], min_strength: float) -> list[DocAnswer | None]:
@@ -86,12 +97,15 @@ def value_answers(
     min_strength: float,
     tie_margin: float,
     window: int = 60,
+    dimensions: frozenset[str] = frozenset(),
 ) -> list[DocAnswer | None]:
     """Typed-value answer per document (None where the document states none of the answer class).
 
     kinds: the value kinds the question asks for (None: its grammar does not
     say; then a value counts only when a predicate token of the question, one of
-    ``predicate``, stands within ``window`` characters of it)."""
+    ``predicate``, stands within ``window`` characters of it). A value measured
+    as the question asks (``dimensions``) scores higher: "how many weeks" is
+    answered in weeks, whatever other amounts the claim holds."""
     if kinds is not None and not kinds:
         return [None] * len(claims)
     cands: list[list[tuple[float, Value, Claim]]] = []
@@ -107,7 +121,8 @@ def value_answers(
                 near = overlap(predicate, text[max(0, v.start - window):v.end + window]) if predicate else 0.0
                 if kinds is None and near <= 0.0:
                     continue
-                found.append((c.score - 0.02 * rank + 0.5 * near, v, c))
+                fits = 0.5 if measured_as(v, dimensions) else 0.0
+                found.append((c.score - 0.02 * rank + 0.5 * near + fits, v, c))
         cands.append(found)
     support: dict[tuple[str, str], float] = defaultdict(float)
     for found in cands:
@@ -163,12 +178,63 @@ def edited_answers(copies: "list[PairEvidence]", found: list[DocAnswer | None]) 
     return out
 
 
+def name_answers(claims: list[list[Claim]], question: str, min_strength: float) -> list[DocAnswer | None]:
+    """The name each document answers with: the proper name (:mod:`diagnose.text.names`)
+    its claims state most, weighted by the claims' relevance, that is not merely the
+    question's own words (None where its claims name nothing new)."""
+    asked = set(content_tokens(question))
+    out: list[DocAnswer | None] = []
+    for doc in claims:
+        weight: dict[str, float] = defaultdict(float)
+        first: dict[str, tuple[str, Claim]] = {}
+        for c in doc:
+            if c.score < min_strength:
+                continue
+            for name, _ in proper_names(c.sentence.text):
+                tokens = content_tokens(name)
+                if not tokens or all(t in asked for t in tokens):
+                    continue
+                key = NAME_PREFIX + name_key(name)
+                weight[key] += c.score
+                first.setdefault(key, (name, c))
+        if not weight:
+            out.append(None)
+            continue
+        key = max(weight, key=lambda k: (weight[k], -doc.index(first[k][1]), k))
+        name, claim = first[key]
+        out.append(DocAnswer(key, name, claim, None, weight[key]))
+    return out
+
+
+def shared_keys(found: list[DocAnswer | None]) -> list[DocAnswer | None]:
+    """One key per value: an answer equal to other documents' answers under another key
+    ("1993" and "24 January 1993", "2.4" and "2.4.0") takes theirs, so equal answers share
+    a center. The most precise answers (longest keys) keep their own; a coarser one takes
+    the key most of the finer answers it equals carry."""
+    out = list(found)
+    order = sorted((i for i, a in enumerate(found) if a is not None and a.value is not None),
+                   key=lambda i: (-len(found[i].key), i))
+    settled: list[DocAnswer] = []
+    for i in order:
+        a = found[i]
+        equal = Counter(b.key for b in settled if b.key != a.key and same_value(a.value, b.value))
+        if equal and len(max(equal, key=len)) > len(a.key):
+            key = max(equal, key=lambda k: (equal[k], len(k), k))
+            out[i] = DocAnswer(key, a.span, a.claim, a.value, a.strength)
+        settled.append(out[i])
+    return out
+
+
 def disagree(a: DocAnswer | None, b: DocAnswer | None) -> bool:
-    """Whether two documents' answers contradict (comparable values that differ, or opposite stances)."""
+    """Whether two documents' answers contradict: comparable values that differ, or opposite
+    stances. Names never contradict (two names may be one entity: "Dr. Dre", "Andre Young"),
+    nor answers of different types."""
     if a is None or b is None or a.key is None or b.key is None:
         return False
     if a.value is not None and b.value is not None:
         return comparable(a.value, b.value) and not same_value(a.value, b.value)
+    if a.value is not None or b.value is not None or a.key.startswith(NAME_PREFIX):
+        return False
     return a.key != b.key
 
 

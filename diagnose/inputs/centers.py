@@ -58,12 +58,15 @@ def group_documents(
     cannot_link: set[tuple[int, int]],
     attach_similarity: float,
     center_similarity: float,
+    must_link: set[tuple[int, int]] = frozenset(),
 ) -> list[int | None]:
     """Center index per document (None for noise): constrained agglomeration.
 
     emb: ``(n, d)`` float32 unit rows; keys: the answer key per document or None;
     noise: ``(n,)`` bool; cannot_link: pairs ``(i, j)``, ``i < j``, whose claims
-    contradict. Documents with one key form one group. Then pairs merge in
+    contradict; must_link: pairs that state one answer without a key to say so
+    (the same name). Documents with one key form one group, so do must-link
+    pairs that no cannot-link pair keeps apart. Then pairs merge in
     order of descending cosine: a keyless document joins a group at
     ``attach_similarity``, two keyless groups at ``center_similarity``; two
     groups with different keys never merge, nor two groups holding a
@@ -83,6 +86,12 @@ def group_documents(
         elif k is not None:
             by_key[k] = i
     blocked = {(min(a, b), max(a, b)) for a, b in cannot_link}
+    for a, b in sorted(must_link):
+        ga, gb = group.get(a), group.get(b)
+        if ga is None or gb is None or ga == gb or None not in (key_of[ga], key_of[gb]) and key_of[ga] != key_of[gb]:
+            continue
+        if not any((min(x, y), max(x, y)) in blocked for x in members[ga] for y in members[gb]):
+            _join(group, members, key_of, ga, gb)
     pairs = sorted(
         ((float(emb[i] @ emb[j]), i, j) for x, i in enumerate(live) for j in live[x + 1:]),
         key=lambda p: (-p[0], p[1], p[2]),
@@ -95,8 +104,6 @@ def group_documents(
         if ki is not None and kj is not None:
             continue
         if cos < (attach_similarity if (ki is None) != (kj is None) else center_similarity):
-            continue
-        if ki is None and kj is None and cos < center_similarity:
             continue
         if any((min(a, b), max(a, b)) in blocked for a in members[gi] for b in members[gj]):
             continue

@@ -104,7 +104,8 @@ def _inside(text: str, span: str, ranges: list[tuple[int, int]]) -> bool:
 
 
 FEATURES: tuple[str, ...] = (
-    "value_split", "stance_split", "minority_share", "copy_mismatch", "camp_gap", "vote_gap", "spread", "read_split",
+    "value_split", "stance_split", "minority_share", "copy_mismatch", "camp_gap", "vote_gap", "spread",
+    "extra_centers", "center_gap", "read_split",
 )
 """What the conflict score reads, each in 0..1:
 
@@ -115,6 +116,8 @@ FEATURES: tuple[str, ...] = (
 - ``camp_gap``: yes/no camps: mean cosine within the camps minus across them;
 - ``vote_gap``: yes/no camps: how far apart the camps' mean stance votes are;
 - ``spread``: 1 - the lowest cosine between two non-noise documents;
+- ``extra_centers``: centers beyond the first, a half each (1 for three or more);
+- ``center_gap``: 1 - the cosine between the two largest centers' mean vectors (what they are about);
 - ``read_split``: read tier: how far apart the documents' own answers are (0 when not read).
 """
 

@@ -53,8 +53,9 @@ class InputSettings:
     read_answer_similarity: float = 0.8
     """Read tier: free-text answers at least this similar (cosine) are one answer."""
     conflict_weights: tuple[tuple[str, float], ...] = (
-        ("bias", -1.49), ("value_split", 1.17), ("stance_split", 1.31), ("minority_share", 0.09),
-        ("copy_mismatch", 1.61), ("camp_gap", -0.08), ("vote_gap", 0.76), ("spread", 2.04), ("read_split", 0.0),
+        ("bias", -1.53), ("value_split", 0.91), ("stance_split", 1.21), ("minority_share", -0.29),
+        ("copy_mismatch", 1.30), ("camp_gap", -0.16), ("vote_gap", 0.68), ("spread", 0.85),
+        ("extra_centers", 1.59), ("center_gap", 0.0), ("read_split", 0.0),
     )
     """Logistic weights of the conflict score per feature (:data:`diagnose.inputs.conflict.FEATURES`),
     fitted on the three dev sets by ``scripts/calibrate-conflict``."""

@@ -29,7 +29,9 @@ from diagnose.case import Case
 from diagnose.inputs import centers as ctr
 from diagnose.inputs import conflict as cf
 from diagnose.inputs import layout
-from diagnose.inputs.answers import DocAnswer, disagree, edited_answers, stance_answers, stance_camps, value_answers
+from diagnose.inputs.answers import (
+    NAME_PREFIX, DocAnswer, disagree, edited_answers, name_answers, shared_keys, stance_answers, stance_camps, value_answers,
+)
 from diagnose.inputs.claims import Claim, document_sentences, find_claims
 from diagnose.inputs.embed import l2_normalise
 from diagnose.inputs.instructions import instruction_conflicts
@@ -37,7 +39,7 @@ from diagnose.inputs.noise import isolation, noise_mask, text_features
 from diagnose.inputs.read_answers import read_answers
 from diagnose.inputs.settings import InputSettings
 from diagnose.report import Conflict, ConflictPair, DocumentView, GravityCenter, InputReport
-from diagnose.text.questions import asked_value_kinds, is_yes_no_question, predicate_text
+from diagnose.text.questions import asked_dimensions, asked_value_kinds, is_yes_no_question, predicate_text
 from diagnose.text.sentences import content_tokens
 
 if TYPE_CHECKING:
@@ -86,7 +88,12 @@ def analyze_inputs(
         found = stance_answers(claims, settings.min_claim)
     else:
         predicate = content_tokens(predicate_text(case.question))
-        found = value_answers(claims, asked_value_kinds(case.question), predicate, settings.min_claim, settings.tie_margin)
+        found = value_answers(
+            claims, asked_value_kinds(case.question), predicate, settings.min_claim, settings.tie_margin,
+            dimensions=asked_dimensions(case.question),
+        )
+        if not any(a is not None for a in found):
+            found = name_answers(claims, case.question, settings.min_claim)
     readings = reader.read(case.question, texts, yes_no) if reader is not None else None
     if readings is not None:
         found = read_answers(readings, found, claims, embedder, yes_no, settings)
@@ -101,11 +108,16 @@ def analyze_inputs(
     claim_spans = [[(c.sentence.start, c.sentence.start + len(c.sentence.text)) for c in doc] for doc in claims]
     copies = cf.copy_mismatches(texts, claim_spans, settings.duplicate_ratio, live)
     if not yes_no:
-        found = edited_answers(copies, found)
+        found = shared_keys(edited_answers(copies, found))
     cannot = {(p.a, p.b) for p in copies}
     cannot |= {(i, j) for i in range(len(texts)) for j in range(i + 1, len(texts)) if disagree(found[i], found[j])}
-    keys = [a.key if a is not None and live[i] else None for i, a in enumerate(found)]
-    assignment = ctr.group_documents(emb, keys, noise, cannot, settings.attach_similarity, settings.center_similarity)
+    keys = [a.key if a is not None and live[i] and not a.key.startswith(NAME_PREFIX) else None for i, a in enumerate(found)]
+    named = {(i, j) for i in range(len(texts)) for j in range(i + 1, len(texts))
+             if found[i] is not None and found[j] is not None and found[i].key == found[j].key
+             and found[i].key.startswith(NAME_PREFIX)}
+    assignment = ctr.group_documents(
+        emb, keys, noise, cannot, settings.attach_similarity, settings.center_similarity, must_link=named
+    )
 
     center_ids = [f"c{k + 1}" for k in range(1 + max((a for a in assignment if a is not None), default=-1))]
     weights = ctr.masses(assignment)
@@ -202,6 +214,10 @@ def _features(emb, members, found, copies, yes_no, readings, split, share, setti
             camp_gap = (np.mean(within) if within else 1.0) - float(np.mean(across))
             vote = lambda g: float(np.mean([np.tanh(found[i].strength) for i in g]))  # noqa: E731
             vote_gap = min(vote(yes), vote(no))
+    center_gap = 0.0
+    if len(members) >= 2:
+        a, b = (l2_normalise(emb[m].sum(axis=0, keepdims=True))[0] for m in members[:2])
+        center_gap = float(np.clip(1.0 - float(a @ b), 0.0, 1.0))
     read_split = 0.0
     if readings is not None and yes_no:
         margins = [readings[i].yes_margin for i in live if readings[i].yes_margin is not None]
@@ -218,6 +234,8 @@ def _features(emb, members, found, copies, yes_no, readings, split, share, setti
         "camp_gap": float(np.clip(camp_gap * 10.0, -1.0, 1.0)),
         "vote_gap": float(np.clip(vote_gap, 0.0, 1.0)),
         "spread": float(np.clip(1.0 - low, 0.0, 1.0)),
+        "extra_centers": min(len(members) - 1, 2) / 2 if members else 0.0,
+        "center_gap": center_gap,
         "read_split": read_split,
     }
 

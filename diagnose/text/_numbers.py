@@ -357,6 +357,14 @@ def _currency_code(found: re.Match, yen: str) -> str:
     return yen if sym == "¥" else sym
 
 
+#: Unit aliases of several words, longest first (a single token would stop at "degrees").
+_MULTIWORD_FORMS = {k.lower(): k for k in ALIASES if " " in k}
+_MULTIWORD_UNIT = re.compile(
+    r"\s*(" + "|".join(re.escape(k) for k in sorted(_MULTIWORD_FORMS, key=len, reverse=True)) + r")(?![\w])",
+    re.IGNORECASE,
+)
+
+
 def read_measure(m: str, lit: re.Match, yen: str) -> Measure | None:
     """The number matched by :data:`LITERAL` at ``lit`` in ``m``, with what qualifies it
     (currency before or after, scale, percent, unit, money rate); ``yen`` is what "¥" means."""
@@ -404,6 +412,10 @@ def read_measure(m: str, lit: re.Match, yen: str) -> Measure | None:
         per = _CJK_PER.match(m, cjk.end())
         if per and (rate := resolve_unit(f"{cjk.group(1)}/{per.group(1)}")):
             meas.unit, meas.end = rate, per.end()  # "350公里/小时"
+        return meas
+    multi = _MULTIWORD_UNIT.match(m, meas.end)
+    if multi and (unit := resolve_unit(_MULTIWORD_FORMS[multi.group(1).lower()])):
+        meas.unit, meas.end = unit, multi.end()  # "100 degrees Celsius", "600 requests per minute"
         return meas
     token = _UNIT_TOKEN.match(m, meas.end)
     if token:

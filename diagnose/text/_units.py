@@ -61,6 +61,9 @@ ALIASES: dict[str, str] = {
     "VAC": "volt", "Vac": "volt", "VDC": "volt", "Vdc": "volt", "V AC": "volt", "V DC": "volt",
     "°C": "degree_Celsius", "°F": "degree_Fahrenheit", "° C": "degree_Celsius",
     "° F": "degree_Fahrenheit",
+    "degrees Celsius": "degree_Celsius", "degree Celsius": "degree_Celsius", "degrees C": "degree_Celsius",
+    "degrees Fahrenheit": "degree_Fahrenheit", "degree Fahrenheit": "degree_Fahrenheit",
+    "degrees F": "degree_Fahrenheit", "degrés Celsius": "degree_Celsius", "degrés": "degree_Celsius",
 }
 
 #: English/French function words that pint would read as units ("in" inch,

@@ -231,3 +231,33 @@ def predicate_text(question: str) -> str:
 
 
 _NAME_WORD = re.compile(r"[A-Z][A-Za-z0-9'’.&-]*")
+
+
+_PERCENT_CUES = re.compile(r"\b(?:percent|percentage|share|rate|pourcentage|taux)\b|%|比例|百分比|比率|割合|パーセント", re.I)
+_MONEY_CUES = re.compile(
+    r"\b(?:price|prices|cost|costs|fee|fees|charge|charges|revenue|salary|prix|tarif|coût|montant)\b|"
+    r"价格|价钱|费用|多少钱|金额|收入|料金|値段|価格|費用|金額", re.I,
+)
+_MASS_CUES = re.compile(r"\b(?:weigh|weighs|weight|heavy|poids|pèse)\b|重量|多重|重さ", re.I)
+_QUESTION_WORD = re.compile(r"(?<![^\W\d_])(?:(per|a|an|each|every|par)\s+)?([^\W\d_]+)", re.UNICODE | re.I)
+
+
+def asked_dimensions(question: str) -> frozenset[str]:
+    """What the question's own words say the answer is measured in: the dimensions of the
+    unit words it names ("how many *weeks*" → ``[time]``), ``percent`` for a share or rate,
+    and ``money`` for a price or cost; empty when it names none."""
+    from diagnose.text._units import NOT_UNITS, resolve_unit
+
+    out = set()
+    for per, word in _QUESTION_WORD.findall(question):
+        if per or len(word) < 2 or word.lower() in NOT_UNITS:
+            continue  # "per month" is a rate's denominator, not what is measured
+        if (unit := resolve_unit(word)) is not None:
+            out.add(unit.dimension)
+    if _MASS_CUES.search(question):
+        out.add("[mass]")
+    if _PERCENT_CUES.search(question):
+        out.add("percent")
+    if _MONEY_CUES.search(question):
+        out.add("money")
+    return frozenset(out)

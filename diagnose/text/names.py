@@ -1,0 +1,38 @@
+"""Proper names in Latin-script text: runs of capitalised words ("Mike Oldfield",
+"Slim the Mobster", "Orion Facilities Management"), for answers that are names.
+
+Capitalisation is the only cue (no gazetteer): a run may hold lower-case
+joining words (of, the, de, and, &) between capitalised ones; a lone
+capitalised word that opens a sentence is skipped (it is capitalised for
+being first).
+"""
+
+from __future__ import annotations
+
+import re
+
+from diagnose.text.sentences import FUNCTION_WORDS, fold
+
+_WORD = r"[A-Z][\w'’&-]*(?:\.[A-Z][\w'’&-]*)*"
+_RUN = re.compile(rf"(?<![\w'’]){_WORD}(?:\s+(?:(?:of|the|de|du|la|von|van|and|&)\s+){{0,2}}(?:{_WORD}|\d+\b))*")
+
+
+def proper_names(text: str) -> list[tuple[str, int]]:
+    """``(name, start)`` for each run of capitalised words in ``text``, in order."""
+    out = []
+    for m in _RUN.finditer(text):
+        name = m.group(0).rstrip(".'’-")
+        words = name.split()
+        opens = m.start() == 0 or re.search(r"[.!?:;]\s*$|^\s*$", text[:m.start()][-3:] or " ")
+        if len(words) == 1 and (opens or fold(name) in FUNCTION_WORDS):
+            continue
+        while words and fold(words[0]) in FUNCTION_WORDS:
+            words = words[1:]
+        if words:
+            out.append((" ".join(words), m.start()))
+    return out
+
+
+def name_key(name: str) -> str:
+    """Grouping key of a name: folded, punctuation dropped ("The Go-Go's" -> "the go gos")."""
+    return " ".join(re.findall(r"[^\W_]+", fold(name).replace("'", "").replace("’", "")))
