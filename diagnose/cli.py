@@ -37,15 +37,21 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @cli.command()
 @CASE_ARG
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the report JSON here (default: print it).")
-def inputs(case: Path, out: Path | None) -> None:
-    """Input stage only: gravity centers, conflicts, noise; no text generation."""
+@click.option("--read", is_flag=True, help="Read tier: the case's generator reads each document alone and its answers make the centers (slower; the default in `run`).")
+def inputs(case: Path, out: Path | None, read: bool) -> None:
+    """Input stage only: gravity centers, conflicts, noise.
+
+    By default from the text alone (the fast static tier, no text generation);
+    with --read the case's generator also answers the question from each
+    document alone. The report's input.tier says which made the centers.
+    """
     from diagnose.case_file import load_case
     from diagnose.console import Console
 
     console = Console()
     parsed = load_case(case)
     with console.progress() as progress:
-        report = _diagnoser(progress).inputs(parsed)
+        report = _diagnoser(progress).inputs(parsed, read=read)
     if out is None:
         click.echo(report.to_json())
         return
@@ -64,13 +70,18 @@ def inputs(case: Path, out: Path | None) -> None:
 @click.option("--server", help="Sample on an OpenAI-compatible server instead (base URL, e.g. http://127.0.0.1:8000/v1).")
 @click.option("--server-model", help="Model name to ask the server for (required with --server).")
 @click.option("--framework", type=click.Choice(["vllm", "llamacpp", "ollama", "openai"]), default="vllm", show_default=True, help="What serves --server: decides which parameters are sent and how they are read.")
+@click.option("--static", is_flag=True, help="Make the centers from the text alone, without the sampled model reading each document first.")
 def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, ablation: bool,
-        baseline_path: Path | None, server: str | None, server_model: str | None, framework: str) -> None:
+        baseline_path: Path | None, server: str | None, server_model: str | None, framework: str,
+        static: bool) -> None:
     """The whole pipeline: input stage, sampling on the case's model, triage.
 
-    With --server the prompt is sampled by an OpenAI-compatible server (vLLM,
-    llama.cpp, Ollama's /v1, OpenAI; API key from DIAGNOSE_OPENAI_API_KEY); the
-    metrics it cannot report exactly are null and listed in each run's `unavailable`.
+    Before sampling, the same model reads each document alone (the read tier),
+    so the centers are what that model takes from each document; --static skips it.
+    With --server the prompt is sampled (and the documents read) by an
+    OpenAI-compatible server (vLLM, llama.cpp, Ollama's /v1, OpenAI; API key from
+    DIAGNOSE_OPENAI_API_KEY); the metrics it cannot report exactly are null and
+    listed in each run's `unavailable`.
     """
     from diagnose.case_file import load_case
     from diagnose.console import Console
@@ -83,7 +94,7 @@ def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, a
         raise click.UsageError("--ablation samples on the local model; it cannot be combined with --server")
     with console.progress() as progress:
         report = _diagnoser(progress).run(
-            parsed, ablation=ablation, baseline_environment=baseline, remote=remote
+            parsed, ablation=ablation, baseline_environment=baseline, remote=remote, read=not static
         )
     outputs: dict[Path, str] = {}
     if out:
@@ -224,14 +235,19 @@ def bench_sampling(case_path: Path | None, seeds: int, temperatures: str, max_ne
 
 
 @bench.command("inputs")
-@click.argument("cases_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Write each case's report JSON here.")
-@click.option("--truth", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="RAMDocs-style truth.jsonl: score the reports.")
+@click.argument("cases_dirs", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Write each case's report JSON here (one subfolder per CASES_DIR when several are given).")
+@click.option("--truth", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="RAMDocs-style truth.jsonl (default: truth.jsonl in or beside each CASES_DIR).")
 @click.option("--scorer", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="Scoring script (default: ../shared/eval/score_ramdocs.py when present).")
-def bench_inputs(cases_dir: Path, out: Path | None, truth: Path | None, scorer: Path | None) -> None:
-    """Input stage over a folder of cases vs the raw encoder alone; optional score.
+@click.option("--read", is_flag=True, help="Read tier: the embedded generator reads each document alone (prints its cost per document).")
+def bench_inputs(cases_dirs: tuple[Path, ...], out: Path | None, truth: Path | None, scorer: Path | None, read: bool) -> None:
+    """Input stage over folders of cases (YAML or JSON) vs the raw encoder alone; optional score.
 
-    Ends with one line: INPUTS cases=N docs=M stage_s=.. raw_encoder_s=.. ratio=.. warm_s=..
+    For each CASES_DIR: a SCORE line when a truth file is found, a PULL line (the
+    share of documents whose own best claim the center-pull attribution gives to
+    their own center), with --read a READ line (prefill and decode seconds per
+    document), and last one line:
+    INPUTS cases=N docs=M stage_s=.. raw_encoder_s=.. ratio=.. warm_s=..
     """
     from diagnose.console import Console
     from diagnose.inputs.bench import DEFAULT_SCORER, run_inputs_bench
@@ -239,26 +255,49 @@ def bench_inputs(cases_dir: Path, out: Path | None, truth: Path | None, scorer: 
     from diagnose.models import ModelRegistry
     from diagnose.settings import Settings
 
-    paths = sorted(p for p in cases_dir.rglob("*") if p.suffix.lower() in {".json", ".yaml", ".yml"})
-    if not paths:
-        raise click.UsageError(f"no .json/.yaml case files under {cases_dir}")
+    if truth is not None and len(cases_dirs) > 1:
+        raise click.UsageError("--truth names one truth file: give one CASES_DIR with it (or let each folder's truth.jsonl be found)")
+    plan = []
+    for folder in cases_dirs:
+        paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in {".json", ".yaml", ".yml"})
+        if not paths:
+            raise click.UsageError(f"no .json/.yaml case files under {folder}")
+        found = truth or next((t for t in (folder / "truth.jsonl", folder.parent / "truth.jsonl") if t.is_file()), None)
+        target = out / _set_name(folder) if out is not None and len(cases_dirs) > 1 else out
+        plan.append((folder, paths, found, target))
     settings = Settings.from_env()
     with Console().progress() as progress:
-        progress.phase("loading embedder")
-        model = ModelRegistry(settings.models).embedder().model
-        progress.phase(f"benchmarking {len(paths)} cases", total=len(paths))
-        done = [0]
+        registry = ModelRegistry(settings.models, notify=progress.phase)
+        model = registry.embedder().model
+        reader = None
+        if read:
+            from diagnose.inputs.reading import DocumentReader
 
-        def on_case(case_id: str, report: dict) -> None:
-            done[0] += 1
-            progress.update(done[0])
+            reader = DocumentReader(registry.generator())
+        results = []
+        for folder, paths, found, target in plan:
+            progress.phase(f"benchmarking {len(paths)} cases of {_set_name(folder)}", total=len(paths))
+            done = [0]
 
-        result = run_inputs_bench(
-            paths, out, lambda cache: CachedEmbedder(model, cache), settings.inputs,
-            truth=truth, on_case=on_case, scorer=scorer or DEFAULT_SCORER,
-        )
-    for line in result.lines():
-        click.echo(line)
+            def on_case(case_id: str, report: dict) -> None:
+                done[0] += 1
+                progress.update(done[0])
+
+            results.append((folder, run_inputs_bench(
+                paths, target, lambda cache: CachedEmbedder(model, cache), settings.inputs,
+                truth=found, on_case=on_case, scorer=scorer or DEFAULT_SCORER, reader=reader,
+            )))
+    for folder, result in results:
+        if len(results) > 1:
+            click.echo(f"== {_set_name(folder)}")
+        for line in result.lines():
+            click.echo(line)
+
+
+def _set_name(folder: Path) -> str:
+    """A cases folder's name for output ("ramdocs-dev" for ramdocs-dev/cases)."""
+    folder = folder.resolve()
+    return folder.parent.name if folder.name == "cases" else folder.name
 
 
 def _remote(server: str, model: str | None, framework: str):

@@ -47,10 +47,18 @@ class Diagnoser:
         progress = progress or SilentProgress()
         return cls(settings, ModelRegistry(settings.models, notify=progress.phase), progress)
 
-    def analyze(self, case: Case) -> tuple[InputAnalysis, list[int]]:
-        """The input stage; also returns the assembled prompt's token ids."""
+    def analyze(self, case: Case, reader_backend=None) -> tuple[InputAnalysis, list[int]]:
+        """The input stage; also returns the assembled prompt's token ids.
+
+        With ``reader_backend`` (a local or remote generator) the stage runs its
+        read tier: that model reads each document alone."""
         self.progress.phase("loading tokenizer")
         counter = self.registry.prompt_counter(case.model)
+        reader = None
+        if reader_backend is not None:
+            from diagnose.inputs.reading import DocumentReader
+
+            reader = _ProgressReader(DocumentReader(reader_backend), self.progress)
         self.progress.phase("embedding documents")
         prompt_ids = counter.chat_ids(build_messages(case))
         analysis = analyze_inputs(
@@ -60,14 +68,21 @@ class Diagnoser:
             count_tokens=counter.count_tokens,
             prompt=flat_prompt(case),
             context_window=counter.context_window,
+            reader=reader,
         )
         analysis.report.prompt_tokens = len(prompt_ids)
         return analysis, prompt_ids
 
-    def inputs(self, case: Case) -> Report:
-        """Input stage only: no text is generated."""
-        analysis, _ = self.analyze(case)
-        environment = fingerprint(None, self.registry.embedder_identity(), None)
+    def inputs(self, case: Case, read: bool = False) -> Report:
+        """Input stage only. ``read``: the case's generator reads each document alone
+        (the read tier); otherwise no text is generated."""
+        backend = None
+        if read:
+            self.progress.phase("loading generator")
+            backend = self.registry.generator(case.model)
+        analysis, _ = self.analyze(case, backend)
+        environment = fingerprint(backend.identity if backend else None, self.registry.embedder_identity(),
+                                  backend.name if backend else None)
         return self._report(case, analysis, None, environment, None)
 
     def run(
@@ -77,6 +92,7 @@ class Diagnoser:
         baseline_environment: dict | None = None,
         remote: "RemoteBackend | None" = None,
         seed_offset: int = 0,
+        read: bool = True,
     ) -> Report:
         """The whole pipeline on the case's model.
 
@@ -84,13 +100,15 @@ class Diagnoser:
         center only; ``baseline_environment`` (a previous report's ``environment``)
         is compared with this run's fingerprint. ``remote`` samples on an
         OpenAI-compatible server instead of the case's local model. ``seed_offset``
-        moves every sample's seed (0: sample ``i`` uses seed ``i``).
+        moves every sample's seed (0: sample ``i`` uses seed ``i``). ``read`` (the
+        default) lets the same backend read each document alone for the input
+        stage, so the model that is sampled is the one that makes the centers.
         """
         from diagnose.sampling.stage import run_sampling, sample_traces
 
-        analysis, prompt_ids = self.analyze(case)
         self.progress.phase("loading generator")
         backend = remote or self.registry.generator(case.model)
+        analysis, prompt_ids = self.analyze(case, backend if read else None)
         rows = len(case.sampling.temperatures) * case.sampling.seeds
         self.progress.phase(
             f"sampling {rows} rows on {backend.name}",
@@ -156,6 +174,19 @@ class Diagnoser:
             findings=findings,
             environment=environment,
         )
+
+
+class _ProgressReader:
+    """A DocumentReader that reports each document read on the progress bar."""
+
+    def __init__(self, reader, progress: Progress) -> None:
+        self.reader = reader
+        self.progress = progress
+
+    def read(self, question: str, documents: list[str], yes_no: bool):
+        self.progress.phase(f"reading {len(documents)} documents on {getattr(self.reader.backend, 'name', 'the generator')}",
+                            total=len(documents))
+        return self.reader.read(question, documents, yes_no, on_document=self.progress.update)
 
 
 def _first_mismatch(a: list[int], b: list[int]) -> int | None:

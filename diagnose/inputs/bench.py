@@ -64,6 +64,10 @@ class InputsBenchResult:
     reports: list[Path]
     score_line: str | None = None
     score_output: str = ""
+    pull_self: float = float("nan")
+    """Share of centered documents whose own best claim the center-pull attribution gives to their center."""
+    read: tuple[int, float, float] | None = None
+    """Read tier: documents read, prefill seconds, decode seconds (None: static tier)."""
 
     @property
     def ratio(self) -> float:
@@ -85,6 +89,12 @@ class InputsBenchResult:
             out.append(f"reports       {len(self.reports)} in {self.reports[0].parent}")
         if self.score_line:
             out.append(self.score_line)
+        out.append(f"PULL self_attribution={self.pull_self:.4f}")
+        if self.read is not None:
+            docs, prefill, decode = self.read
+            per = max(docs, 1)
+            out.append(f"READ docs={docs} prefill_s_per_doc={prefill / per:.4f} decode_s_per_doc={decode / per:.4f} "
+                       f"read_s_per_doc={(prefill + decode) / per:.4f}")
         out.append(
             f"INPUTS cases={self.cases} docs={self.docs} stage_s={self.stage_s:.3f} "
             f"raw_encoder_s={self.raw_encoder_s:.3f} ratio={self.ratio:.3f} warm_s={self.warm_s:.3f} "
@@ -146,14 +156,16 @@ def report_dict(case: Case, analysis: InputAnalysis) -> dict[str, Any]:
     }
 
 
-def run_stage(cases: list[Case], embedder: "CachedEmbedder", settings: InputSettings) -> tuple[list[InputAnalysis], float]:
+def run_stage(
+    cases: list[Case], embedder: "CachedEmbedder", settings: InputSettings, reader: "DocumentReader | None" = None
+) -> tuple[list[InputAnalysis], float]:
     """Embed all cases' texts in one batched call, then analyse each case.
 
     Returns the analyses and the seconds the batched embedding took."""
     started = time.perf_counter()
     embedder.encode([t for c in cases for t in case_texts(c, settings)])
     embed_s = time.perf_counter() - started
-    return [analyze(c, embedder, settings) for c in cases], embed_s
+    return [analyze(c, embedder, settings, reader) for c in cases], embed_s
 
 
 def run_inputs_bench(
@@ -164,6 +176,7 @@ def run_inputs_bench(
     truth: Path | None = None,
     on_case: Callable[[str, dict[str, Any]], None] | None = None,
     scorer: Path | None = DEFAULT_SCORER,
+    reader: "DocumentReader | None" = None,
 ) -> InputsBenchResult:
     """Benchmark the input stage (see the module docstring).
 
@@ -172,7 +185,9 @@ def run_inputs_bench(
     folder when ``out_dir`` is None and ``truth`` is given, else none are
     written). With ``truth`` and an existing ``scorer`` script, the reports are
     scored in a subprocess and its ``SCORE`` line kept. ``on_case(case_id,
-    report)`` is called after each report is built.
+    report)`` is called after each report is built. With ``reader`` the cold
+    pass is the read tier (the warm pass stays static: it measures the cache)
+    and the reader's cost per document is kept.
     """
     cases = load_cases(case_paths)
     texts = [t for c in cases for t in raw_texts(c)]
@@ -185,9 +200,11 @@ def run_inputs_bench(
         _encode_raw(model, texts, cold.batch_size)
         raw_s = time.perf_counter() - started
 
+        read_before = _reading_totals(reader)
         started = time.perf_counter()
-        analyses, embed_s = run_stage(cases, cold, settings)
+        analyses, embed_s = run_stage(cases, cold, settings, reader)
         stage_s = time.perf_counter() - started
+        read_after = _reading_totals(reader)
 
         warm = embedder_factory(cache)
         started = time.perf_counter()
@@ -220,6 +237,8 @@ def run_inputs_bench(
             reports=written if out_dir is not None else [],
             score_line=score_line,
             score_output=score_output,
+            pull_self=pull_self_check(cases, analyses, cold),
+            read=tuple(b - a for a, b in zip(read_before, read_after)) if reader is not None else None,
         )
 
 
@@ -236,3 +255,10 @@ def score_reports(scorer: Path, truth: Path, report_dir: Path) -> tuple[str | No
 
 def _encode_raw(model: Any, texts: list[str], batch_size: int) -> None:
     model.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
+
+
+def _reading_totals(reader: "DocumentReader | None") -> tuple[int, float, float]:
+    if reader is None:
+        return (0, 0.0, 0.0)
+    stats = reader.stats
+    return (stats.documents, stats.prefill_s, stats.decode_s)

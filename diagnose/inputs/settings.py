@@ -32,7 +32,7 @@ class InputSettings:
     """A document shorter than this (stripped) is empty."""
     duplicate_ratio: float = 0.6
     """Word-sequence similarity (0..1) above which two documents are near-copies."""
-    max_sentences: int = 40
+    max_sentences: int = 8
     """Sentences kept per document (the lexically most question-like ones past this)."""
     lexical_weight: float = 0.5
     """Weight of the question's content-token overlap beside the cosine when ranking sentences."""

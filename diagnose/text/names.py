@@ -2,7 +2,7 @@
 "Slim the Mobster", "Orion Facilities Management"), for answers that are names.
 
 Capitalisation is the only cue (no gazetteer): a run may hold lower-case
-joining words (of, the, de, and, &) between capitalised ones; a lone
+joining words (of, the, de, &; not "and", which joins two names) between capitalised ones; a lone
 capitalised word that opens a sentence is skipped (it is capitalised for
 being first).
 """
@@ -14,7 +14,7 @@ import re
 from diagnose.text.sentences import FUNCTION_WORDS, fold
 
 _WORD = r"[A-Z][\w'’&-]*(?:\.[A-Z][\w'’&-]*)*"
-_RUN = re.compile(rf"(?<![\w'’]){_WORD}(?:\s+(?:(?:of|the|de|du|la|von|van|and|&)\s+){{0,2}}(?:{_WORD}|\d+\b))*")
+_RUN = re.compile(rf"(?<![\w'’]){_WORD}(?:\s+(?:(?:of|the|de|du|la|von|van|&)\s+){{0,2}}(?:{_WORD}|\d+\b))*")
 
 
 def proper_names(text: str) -> list[tuple[str, int]]:

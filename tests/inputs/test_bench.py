@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import yaml
 
 from diagnose.inputs.bench import InputsBenchResult, run_inputs_bench
 from diagnose.inputs.embed import CachedEmbedder
@@ -43,8 +44,12 @@ def _write_cases(folder, n=3):
                 {"id": "d2", "text": "Privacy policy About Wikipedia Disclaimers Contact Wikipedia Cookie statement"},
             ],
         }
-        path = folder / f"case-{k}.json"
-        path.write_text(json.dumps(case), "utf-8")
+        if k == 1:  # the bench reads YAML cases as `diagnose run` does
+            path = folder / f"case-{k}.yaml"
+            path.write_text(yaml.safe_dump(case), "utf-8")
+        else:
+            path = folder / f"case-{k}.json"
+            path.write_text(json.dumps(case), "utf-8")
         paths.append(path)
     return paths
 
@@ -87,6 +92,7 @@ def test_bench_scores_through_a_subprocess_when_the_scorer_exists(tmp_path):
     result = run_inputs_bench(cases, None, factory, InputSettings(), truth=truth, scorer=scorer)
     assert result.score_line == "SCORE ari=1.0000 missing=0"
     assert "cases 2" in result.score_output and result.reports == []
-    assert result.lines()[-2] == result.score_line
+    assert result.lines()[-3] == result.score_line
+    assert result.lines()[-2].startswith("PULL self_attribution=")
     missing = run_inputs_bench(cases, None, factory, InputSettings(), truth=truth, scorer=tmp_path / "absent.py")
     assert missing.score_line is None

@@ -1,6 +1,6 @@
 import numpy as np
 
-from diagnose.inputs.conflict import ConflictFeatures, conflict_score, copy_mismatches, differing_spans, quote, word_ratio
+from diagnose.inputs.conflict import FEATURES, conflict_score, copy_mismatches, differing_spans, quote, word_ratio
 
 A = "As of 2021 the depot at Brackley holds 4,411 pallets and the annex has 12,878."
 B = "As of 2021 the depot at Brackley holds 10,000 pallets and the annex has 12,878."
@@ -27,28 +27,33 @@ def test_copy_mismatches_count_only_changes_inside_a_claim():
     assert copy_mismatches([A, B], [claim_a, claim_a], 0.6, [True, False]) == []
 
 
-WEIGHTS = (-2.0, 4.5, 2.5, 1.0, -1.5, 1.0)
+WEIGHTS = (("bias", -2.0), ("value_split", 4.5), ("spread", 1.0), ("copy_mismatch", 2.5))
 
 
-def _score(**kw):
-    base = dict(answer_split=0.0, copy_mismatch=0.0, spread=0.0, stance=0.0, read_split=0.0)
-    return conflict_score(ConflictFeatures(**(base | kw)), WEIGHTS)
+def _features(**kw):
+    return {name: 0.0 for name in FEATURES} | kw
 
 
 def test_conflict_score_is_the_logistic_of_the_weighted_features():
     import math
 
-    assert abs(_score() - 1 / (1 + math.exp(2.0))) < 1e-12
-    z = -2.0 + 4.5 * 0.6 + 1.0 * 0.3 - 1.5 * 0.6
-    assert abs(_score(answer_split=0.6, spread=0.3, stance=1.0) - 1 / (1 + math.exp(-z))) < 1e-12
+    assert abs(conflict_score(_features(), WEIGHTS) - 1 / (1 + math.exp(2.0))) < 1e-12
+    z = -2.0 + 4.5 * 0.6 + 1.0 * 0.3
+    assert abs(conflict_score(_features(value_split=0.6, spread=0.3, camp_gap=0.9), WEIGHTS) - 1 / (1 + math.exp(-z))) < 1e-12
 
 
-def test_conflict_score_grows_with_evidence_and_never_with_document_count():
-    agree = _score(spread=0.2)
-    split = _score(answer_split=0.5, spread=0.2)
-    copied = _score(answer_split=0.5, copy_mismatch=1.0, spread=0.2)
+def test_conflict_score_grows_with_evidence_and_never_reads_the_document_count():
+    agree = conflict_score(_features(spread=0.2), WEIGHTS)
+    split = conflict_score(_features(value_split=0.5, spread=0.2), WEIGHTS)
+    copied = conflict_score(_features(value_split=0.5, copy_mismatch=1.0, spread=0.2), WEIGHTS)
     assert 0.0 < agree < 0.5 < split < copied < 1.0
-    assert "n_docs" not in ConflictFeatures.__dataclass_fields__
+    assert not any("doc" in name for name in FEATURES)
+
+
+def test_the_default_weights_name_only_known_features():
+    from diagnose.inputs.settings import InputSettings
+
+    assert {name for name, _ in InputSettings().conflict_weights} <= set(FEATURES) | {"bias"}
 
 
 def test_cjk_text_aligns_per_character():

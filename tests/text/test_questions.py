@@ -35,3 +35,40 @@ def test_yes_no_questions(question):
 )
 def test_open_questions(question):
     assert not is_yes_no_question(question)
+
+
+from diagnose.text.questions import AMOUNT_KINDS, DATE_KINDS, asked_dimensions, asked_value_kinds, predicate_text  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "question, kinds",
+    [
+        ("When does the spring sale end?", DATE_KINDS),
+        ("On what date was the invoice sent?", DATE_KINDS),
+        ("How many seats does the hall have?", AMOUNT_KINDS),
+        ("保修期是多少年？", AMOUNT_KINDS),
+        ("Who signed the lease?", frozenset()),
+        ("What is the default timeout of the gateway?", None),
+    ],
+)
+def test_asked_value_kinds(question, kinds):
+    assert asked_value_kinds(question) == kinds
+
+
+@pytest.mark.parametrize(
+    "question, dimensions",
+    [
+        ("How many weeks of leave do new parents get?", {"[time]"}),
+        ("What is the price per month of the Basic plan?", {"money"}),
+        ("What share of employees work remotely?", {"percent"}),
+        ("How much does the stroller weigh?", {"[mass]"}),
+        ("What is the maximum upload size in MB?", {"[information]"}),
+        ("Who signed the lease?", set()),
+    ],
+)
+def test_asked_dimensions(question, dimensions):
+    assert asked_dimensions(question) == dimensions
+
+
+def test_predicate_text_drops_the_capitalised_subject():
+    assert predicate_text("What is the default timeout of the Orbit Gateway?") == "What is the default timeout of the"

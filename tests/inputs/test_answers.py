@@ -1,0 +1,64 @@
+"""Answers from claims, on hand-made claims (no embedder)."""
+
+from diagnose.inputs.answers import (
+    NO, YES, DocAnswer, agree, disagree, edited_answers, name_answers, shared_keys, stance_answers, value_answers,
+)
+from diagnose.inputs.claims import Claim
+from diagnose.inputs.conflict import PairEvidence
+from diagnose.text.sentences import Sentence
+from diagnose.text.values import extract_values
+
+
+def _claim(doc, text, score=1.0, polarity=1):
+    return Claim(doc, Sentence(0, text), score, tuple(extract_values(text)), polarity)
+
+
+def test_the_answer_class_is_the_one_the_documents_share_and_decoys_lose_to_measured_values():
+    claims = [
+        [_claim(0, "Primary caregivers get 16 weeks of paid leave; the policy started in 2019.")],
+        [_claim(1, "Paid leave: sixteen weeks for primary caregivers, 6 weeks for others.")],
+        [_claim(2, "You get 12 weeks of paid leave.")],
+    ]
+    found = value_answers(claims, None, ["paid", "leave"], 0.2, 0.05, dimensions=frozenset({"[time]"}))
+    assert [a.span for a in found] == ["16 weeks", "sixteen weeks", "12 weeks"]
+    assert agree(found[0], found[1]) and disagree(found[0], found[2])
+
+
+def test_a_question_that_asks_for_no_value_gets_none():
+    claims = [[_claim(0, "Founded in 1990 by Ada Park.")]]
+    assert value_answers(claims, frozenset(), ["found"], 0.2, 0.05) == [None]
+
+
+def test_without_a_question_word_a_value_must_stand_near_the_question_words():
+    claims = [[_claim(0, "The museum opened in 1990 and its roof is 40 m high.")]]
+    found = value_answers(claims, None, ["roof", "high"], 0.2, 0.05, window=12)
+    assert found[0].span == "40 m"
+
+
+def test_stances_vote_by_polarity_and_relevance():
+    claims = [[_claim(0, "Interns are eligible.", 0.9, 1)], [_claim(1, "Interns are not eligible.", 0.8, -1)],
+              [_claim(2, "Unrelated.", 0.1, 1)]]
+    found = stance_answers(claims, 0.2)
+    assert [a.key if a else None for a in found] == [YES, NO, None]
+
+
+def test_equal_values_share_the_more_precise_key():
+    y = extract_values("in 1993")[0]
+    d = extract_values("on 24 January 1993")[0]
+    found = shared_keys([DocAnswer(y.key, y.span, None, y, 1.0), DocAnswer(d.key, d.span, None, d, 1.0)])
+    assert found[0].key == found[1].key == d.key
+
+
+def test_an_edited_copy_answers_with_the_value_it_changed():
+    a = extract_values("opens at 9:00 and costs $12")[1]
+    pair = PairEvidence(0, 1, "value_mismatch", (("$12", "$15"),))
+    found = edited_answers([pair], [DocAnswer(a.key, a.span, None, a, 1.0), None])
+    assert found[0].span == "$12" and found[1].span == "$15"
+
+
+def test_names_answer_name_questions_and_never_contradict():
+    claims = [[_claim(0, "The album Blue Hour is by singer Mara Holt, produced by Tom Kessler and Mara Holt.")],
+              [_claim(1, "Blue Hour is a record by the band Iron Lantern.")]]
+    found = name_answers(claims, "Who recorded Blue Hour?", 0.2)
+    assert [a.span for a in found] == ["Mara Holt", "Iron Lantern"]
+    assert not disagree(found[0], found[1])

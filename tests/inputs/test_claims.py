@@ -1,0 +1,29 @@
+import numpy as np
+
+from diagnose.inputs.claims import document_sentences, find_claims, score_sentences
+
+
+def test_scores_mix_cosine_and_lexical_overlap_and_cjk_questions_lean_on_overlap():
+    cos = np.array([0.8, 0.2], np.float32)
+    lex = np.array([0.0, 1.0], np.float32)
+    np.testing.assert_allclose(score_sentences(cos, lex, 0.0, 0.5), [0.8, 0.7], rtol=1e-6)
+    np.testing.assert_allclose(score_sentences(cos, lex, 1.0, 0.5), [0.0, 1.5], rtol=1e-6)
+
+
+def test_long_documents_keep_their_most_question_like_sentences_in_order():
+    text = " ".join(f"Filler sentence number {k}." for k in range(20)) + " The tent weighs 2 kg."
+    docs = document_sentences("How much does the tent weigh?", [text, ""], max_sentences=3)
+    assert docs.sentences[0][-1].text == "The tent weighs 2 kg."
+    assert len(docs.sentences[0]) == 3 and len(docs.sentences[1]) == 1
+    assert docs.owners().tolist() == [0, 0, 0, 1]
+
+
+def test_claims_are_the_best_sentences_and_never_a_restated_question(hash_embedder):
+    question = "How much does the tent weigh?"
+    texts = ["How much does the tent weigh? The tent weighs 2 kg packed. Shipping is free."]
+    docs = document_sentences(question, texts, 8)
+    vectors = hash_embedder.encode(docs.flat + [question])
+    claims, scores = find_claims(question, docs, vectors[:-1], vectors[-1], 0.5, 2)
+    assert [c.sentence.text for c in claims[0]] == ["The tent weighs 2 kg packed.", "Shipping is free."]
+    assert claims[0][0].values[0].span == "2 kg"
+    assert scores.shape == (3,)
