@@ -11,6 +11,7 @@ sampled output, goes to that document's own center.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import subprocess
 import sys
@@ -35,6 +36,27 @@ def make_embedder(cache_dir: Path | None):
     return CachedEmbedder(SentenceTransformer(str(get_model_path()), device="cpu"), cache_dir)
 
 
+class _CachedReader:
+    """Readings kept in a JSON file by (question, document), so that tuning what the
+    stage does with them does not re-run the generator (readings are greedy: deterministic)."""
+
+    def __init__(self, reader, path: Path) -> None:
+        from diagnose.inputs.reading import DocumentReading
+
+        self.reader, self.path, self._reading = reader, path, DocumentReading
+        self.memo = json.loads(path.read_text("utf-8")) if path.is_file() else {}
+
+    def read(self, question: str, documents: list[str], yes_no: bool):
+        keys = [hashlib.sha256(f"{question}\x00{yes_no}\x00{d}".encode()).hexdigest() for d in documents]
+        todo = [i for i, k in enumerate(keys) if k not in self.memo]
+        if todo:
+            fresh = self.reader.read(question, [documents[i] for i in todo], yes_no)
+            for i, r in zip(todo, fresh):
+                self.memo[keys[i]] = [r.answer, r.yes_margin, r.prompt_tokens]
+            write_atomic(self.path, json.dumps(self.memo))
+        return [self._reading(*self.memo[k]) for k in keys]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("outdir", type=Path)
@@ -49,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         from diagnose.models import ModelRegistry
         from diagnose.settings import Settings
 
-        reader = DocumentReader(ModelRegistry(Settings.from_env().models).generator())
+        reader = _CachedReader(DocumentReader(ModelRegistry(Settings.from_env().models).generator()),
+                               (args.cache or args.outdir) / "readings.json")
     settings = InputSettings()
     for name in args.sets.split(","):
         data = _SHARED / "data" / name

@@ -138,7 +138,7 @@ def pull_self_check(cases: list[Case], analyses: list[InputAnalysis], embedder: 
         center_docs = {c.id: [index[d] for d in c.documents] for c in analysis.report.gravity_centers}
         got = attribute_samples(
             [c for _, c in claims], embedder.encode([c for _, c in claims]), center_docs,
-            analysis.center_answers, analysis.doc_embeddings,
+            analysis.center_answers, analysis.doc_embeddings, claim_embeddings=analysis.claim_embeddings,
         )
         hits += sum(g == views[k].center for (k, _), g in zip(claims, got))
         total += len(claims)

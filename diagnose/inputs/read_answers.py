@@ -10,7 +10,8 @@ outputs will follow. The reading decides where it is usable:
 - open questions: a typed value in the model's answer, of the class the
   static answers found (or any, when they found none), is the document's
   answer; a free-text answer groups with equal answers (normalised text, or
-  embedding cosine at ``read_answer_similarity``).
+  embedding cosine at ``read_answer_similarity``) and replaces a static value
+  unless the question's grammar asks for a value.
 """
 
 from __future__ import annotations
@@ -36,8 +37,14 @@ def read_answers(
     embedder: "Embedder",
     yes_no: bool,
     settings: InputSettings,
+    asks_value: bool = True,
 ) -> list[DocAnswer | None]:
-    """Per document, its answer as read by the model (see the module docstring)."""
+    """Per document, its answer as read by the model (see the module docstring).
+
+    asks_value: the question's grammar asks for a value ("when", "how many"):
+    then a reading without one keeps the document's static value; otherwise a
+    free-text reading replaces a static value (which was only a value near the
+    question's words)."""
     if yes_no:
         return [_stance(r, s, c, settings) for r, s, c in zip(readings, static, claims)]
     classes = {value_class(a.value) for a in static if a is not None and a.value is not None}
@@ -49,7 +56,7 @@ def read_answers(
         if values:
             v = values[0]
             out[i] = DocAnswer(v.key, v.span, claim, v, claim.score if claim else 0.0)
-        elif normalise_text(r.answer) and (static[i] is None or static[i].value is None):
+        elif normalise_text(r.answer) and (static[i] is None or static[i].value is None or not asks_value):
             free.append(i)
     for i, key in zip(free, _free_text_keys([readings[i].answer for i in free], embedder, settings.read_answer_similarity)):
         claim = claims[i][0] if claims[i] else None

@@ -60,6 +60,8 @@ class InputAnalysis:
     """Per center id, the answer texts that characterise it (values as written, claims)."""
     projection: layout.Projection | None = None
     """The document map's frame, to place sampled outputs among the documents (None under 2 documents)."""
+    claim_embeddings: np.ndarray | None = None
+    """``(n_docs, d)`` float32: each document's best claim sentence (zero rows for none)."""
 
 
 def analyze_inputs(
@@ -80,26 +82,19 @@ def analyze_inputs(
     vectors = embedder.encode(docs.flat + [case.question])
     sent_emb, qvec = vectors[:-1], vectors[-1]
     emb = _document_vectors(sent_emb, docs.owners(), len(texts), qvec.shape[0])
-    claims, _ = find_claims(case.question, docs, sent_emb, qvec, settings.lexical_weight, settings.claims_per_document)
+    claims, scores = find_claims(case.question, docs, sent_emb, qvec, settings.lexical_weight, settings.claims_per_document)
+    claim_emb = _best_claim_vectors(sent_emb, scores, docs.owners(), len(texts), qvec.shape[0])
     relevance = np.array([c[0].score if c else 0.0 for c in claims], np.float32)
 
     yes_no = is_yes_no_question(case.question)
-    if yes_no:
-        found = stance_answers(claims, settings.min_claim)
-    else:
-        predicate = content_tokens(predicate_text(case.question))
-        found = value_answers(
-            claims, asked_value_kinds(case.question), predicate, settings.min_claim, settings.tie_margin,
-            dimensions=asked_dimensions(case.question),
-        )
-        if not any(a is not None for a in found):
-            found = name_answers(claims, case.question, settings.min_claim)
+    found = _static_answers(case.question, claims, yes_no, settings)
     readings = reader.read(case.question, texts, yes_no) if reader is not None else None
     if readings is not None:
-        found = read_answers(readings, found, claims, embedder, yes_no, settings)
-
+        asks_value = bool(asked_value_kinds(case.question))
+        found = read_answers(readings, found, claims, embedder, yes_no, settings, asks_value=asks_value)
     if yes_no:
         found = stance_camps(found, emb, settings.stance_vote_weight)
+
     support = Counter(a.key for a in found if a and a.key)
     answered = np.array([a is not None and a.key is not None for a in found], bool)
     corroborated = np.array([a is not None and a.key is not None and support[a.key] > 1 for a in found], bool)
@@ -109,15 +104,7 @@ def analyze_inputs(
     copies = cf.copy_mismatches(texts, claim_spans, settings.duplicate_ratio, live)
     if not yes_no:
         found = shared_keys(edited_answers(copies, found))
-    cannot = {(p.a, p.b) for p in copies}
-    cannot |= {(i, j) for i in range(len(texts)) for j in range(i + 1, len(texts)) if disagree(found[i], found[j])}
-    keys = [a.key if a is not None and live[i] and not a.key.startswith(NAME_PREFIX) else None for i, a in enumerate(found)]
-    named = {(i, j) for i in range(len(texts)) for j in range(i + 1, len(texts))
-             if found[i] is not None and found[j] is not None and found[i].key == found[j].key
-             and found[i].key.startswith(NAME_PREFIX)}
-    assignment = ctr.group_documents(
-        emb, keys, noise, cannot, settings.attach_similarity, settings.center_similarity, must_link=named
-    )
+    assignment = _group(emb, found, noise, copies, settings)
 
     center_ids = [f"c{k + 1}" for k in range(1 + max((a for a in assignment if a is not None), default=-1))]
     weights = ctr.masses(assignment)
@@ -146,7 +133,46 @@ def analyze_inputs(
         report.lost_in_the_middle = layout.lost_in_the_middle(
             report.strongest_center_position, report.prompt_tokens, settings.long_context_tokens
         )
-    return InputAnalysis(report, emb, qvec, center_answers, projection)
+    return InputAnalysis(report, emb, qvec, center_answers, projection, claim_emb)
+
+
+def _static_answers(question: str, claims, yes_no: bool, settings: InputSettings) -> list[DocAnswer | None]:
+    """Each document's answer from its text: a stance, else a typed value, else a name."""
+    if yes_no:
+        return stance_answers(claims, settings.min_claim)
+    predicate = content_tokens(predicate_text(question))
+    found = value_answers(
+        claims, asked_value_kinds(question), predicate, settings.min_claim, settings.tie_margin,
+        dimensions=asked_dimensions(question),
+    )
+    if not any(a is not None for a in found):
+        found = name_answers(claims, question, settings.min_claim)
+    return found
+
+
+def _group(emb: np.ndarray, found: list[DocAnswer | None], noise: np.ndarray, copies, settings: InputSettings):
+    """Centers: answer keys join, contradictions and edited copies keep apart, a shared
+    name joins without a key (two names may be one entity), embeddings decide the rest."""
+    n = len(found)
+    cannot = {(p.a, p.b) for p in copies}
+    cannot |= {(i, j) for i in range(n) for j in range(i + 1, n) if disagree(found[i], found[j])}
+    named = [a is not None and a.key is not None and a.key.startswith(NAME_PREFIX) for a in found]
+    keys = [a.key if a is not None and not noise[i] and not named[i] else None for i, a in enumerate(found)]
+    same_name = {(i, j) for i in range(n) for j in range(i + 1, n)
+                 if named[i] and named[j] and found[i].key == found[j].key}
+    return ctr.group_documents(
+        emb, keys, noise, cannot, settings.attach_similarity, settings.center_similarity, must_link=same_name
+    )
+
+
+def _best_claim_vectors(sent_emb: np.ndarray, scores: np.ndarray, owners: np.ndarray, n: int, d: int) -> np.ndarray:
+    """``(n, d)``: the vector of each document's highest-scoring sentence (its best claim)."""
+    out = np.zeros((n, d), np.float32)
+    best = np.full(n, -np.inf)
+    for row, (doc, score) in enumerate(zip(owners, scores)):
+        if score > best[doc]:
+            best[doc], out[doc] = score, sent_emb[row]
+    return out
 
 
 def _document_vectors(sent_emb: np.ndarray, owners: np.ndarray, n: int, d: int) -> np.ndarray:
@@ -157,10 +183,10 @@ def _document_vectors(sent_emb: np.ndarray, owners: np.ndarray, n: int, d: int) 
 
 
 def _center_answers(found: list[DocAnswer | None]) -> list[str]:
-    """The answers a center's documents give, as written (the pull matcher normalises them)."""
-    return sorted({a.span for a in found if a is not None and a.key is not None and a.value is not None}
-                  | {a.key for a in found if a is not None and a.key is not None and a.value is None
-                     and not a.key.startswith("read:") and a.key not in ("yes", "no")})
+    """The answers a center's documents give, as written (the pull matcher normalises
+    them): values and names; a stance or a free-text reading is no answer to match."""
+    return sorted({a.span for a in found if a is not None and a.key is not None
+                   and (a.value is not None or a.key.startswith(NAME_PREFIX))})
 
 
 def _label(found: list[DocAnswer | None], texts: list[str], members: list[int]) -> str:

@@ -41,11 +41,15 @@ def attribute_samples(
     doc_embeddings: np.ndarray,
     min_similarity: float = 0.45,
     min_margin: float = 0.03,
+    claim_embeddings: np.ndarray | None = None,
 ) -> list[str]:
     """Center id (or ``"none"``) for each sample.
 
     sample_embeddings: (n_samples, d) float32, L2-normalised.
     doc_embeddings: (n_docs, d) float32, L2-normalised.
+    claim_embeddings: (n_docs, d) float32, each document's best claim (zero rows
+    for none): an answer resembles the sentence that states it more than the
+    whole page, so a document's similarity is the better of the two.
     center_documents: center id -> row indices into ``doc_embeddings``.
     center_answers: center id -> answer texts (values as written, or free text).
     """
@@ -56,6 +60,8 @@ def attribute_samples(
         if len(doc_embeddings) and len(sample_embeddings)
         else np.zeros((len(texts), 0), dtype=np.float32)
     )
+    if claim_embeddings is not None and similarity.size:
+        similarity = np.maximum(similarity, sample_embeddings @ claim_embeddings.T)
     result: list[str] = []
     for i, text in enumerate(texts):
         sample, values = normalise_text(text), extract_values(text)

@@ -82,6 +82,7 @@ def measure_run(
         {c.id: [doc_index[d] for d in c.documents] for c in centers},
         analysis.center_answers,
         analysis.doc_embeddings,
+        claim_embeddings=analysis.claim_embeddings,
     )
     # Samples that follow different centers differ in meaning, however alike their wording.
     clusters = split_clusters(meaning_clusters(texts, embeddings), followed)

@@ -38,9 +38,18 @@ def negations(text: str) -> int:
     return len(_NEGATORS.findall(fold(text)))
 
 
+#: Contrast connectives: the clause after the last one carries the claim
+#: ("X is not usual, but Y does it" affirms).
+_CONTRAST = re.compile(r"\b(?:but|however|yet|nevertheless|nonetheless|mais|cependant|pourtant|toutefois)\b|但是|但|不过|然而|可是|しかし|でも|ただし")
+
+
 def polarity(text: str) -> int:
-    """+1 (affirms), -1 (denies): the parity of negators and denying antonyms."""
+    """+1 (affirms), -1 (denies): the parity of negators and denying antonyms in the
+    claim's main clause (after its last contrast connective, when it has one)."""
     folded = fold(text)
+    cuts = list(_CONTRAST.finditer(folded))
+    if cuts and len(folded) - cuts[-1].end() > 8:
+        folded = folded[cuts[-1].end():]
     count = negations(folded)
     words = set(_WORD.findall(folded))
     count += sum(1 for w in _DENIES if (w in words if w.isascii() else w in folded))

@@ -123,3 +123,13 @@ def test_cli_run_writes_json_and_html(tmp_path: Path):
     check_report(report, _case_dict(Path("fixtures/cases/contradicting-years.yaml")), sampled=True)
     html = page.read_text(encoding="utf-8")
     assert "contradicting-years" in html and "http://" not in html and "https://" not in html
+
+
+def test_read_tier_reports_each_documents_own_answer(diagnoser: Diagnoser):
+    case = load_case(Path("fixtures/cases/contradicting-years.yaml"))
+    report = diagnoser.inputs(case, read=True)
+    assert report.input.tier == "read" and diagnoser.inputs(case).input.tier == "static"
+    assert [bool(d.read_answer) for d in report.input.documents] == [True] * len(case.documents)
+    assert all(d.yes_margin is None for d in report.input.documents)  # not a yes/no question
+    assert report.input.conflict.detected
+    check_report(json.loads(report.to_json()), _case_dict(Path("fixtures/cases/contradicting-years.yaml")), sampled=False)

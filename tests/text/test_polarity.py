@@ -29,3 +29,10 @@ def test_polarity_is_relative_to_the_question():
     assert relative_polarity("Is the field optional?", "The field is optional.") == 1
     assert relative_polarity("Is the field required?", "The field is optional.") == -1
     assert relative_polarity("Is the field required?", "The field is required.") == 1
+
+
+def test_the_clause_after_a_contrast_carries_the_claim():
+    assert polarity("Scooters are not usually allowed on trains, but this line allows folded ones.") == 1
+    assert polarity("The fee is usually waived, however members must pay it this year.") == 1
+    assert polarity("Delivery is free, but not to islands.") == -1
+    assert polarity("一般情况下不退款，但是会员可以申请退款。") == 1
