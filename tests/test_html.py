@@ -300,3 +300,18 @@ def test_mass_and_pull_side_by_side_per_temperature() -> None:
     cells = re.findall(r'<td class="num">([^<]*)</td>', table)
     # c0, c1, none: mass, then pull at each of the two temperatures.
     assert cells == ["0.67", "0.34", "0.34", "0.33", "0.33", "0.33", "—", "0.33", "0.33"]
+
+
+def test_documents_table_shows_each_claim_and_in_the_read_tier_each_documents_own_answer() -> None:
+    import msgspec
+
+    inp = _input()
+    docs = [msgspec.structs.replace(d, answer="Paris", claim=f"The capital is Paris {XSS}") for d in inp.documents]
+    static = render_report_html(Report(case_id="t", verdict="warn", input=msgspec.structs.replace(inp, documents=docs),
+                                       findings=[], environment={"x": 1}))
+    assert "documents" in _parse(static).ids() and str(escape(f"The capital is Paris {XSS}")) in static
+    assert "read alone" not in static and "the text alone" in static
+    docs = [msgspec.structs.replace(d, read_answer="Lyon.", yes_margin=-1.25) for d in docs]
+    read = render_report_html(Report(case_id="t", verdict="warn", input=msgspec.structs.replace(
+        inp, documents=docs, tier="read"), findings=[], environment={"x": 1}))
+    assert "read alone" in read and "Lyon. (yes margin -1.25)" in read

@@ -49,6 +49,16 @@ class FindingRow:
 
 
 @dataclass(frozen=True, slots=True)
+class DocumentRow:
+    id: str
+    center: str
+    answer: str
+    claim: str
+    read_answer: str
+    """The generator's own answer from this document alone ("" in the static tier)."""
+
+
+@dataclass(frozen=True, slots=True)
 class CenterRow:
     id: str
     label: str
@@ -74,6 +84,9 @@ class InputView:
     pairs: list[PairRow]
     noise: list[str]
     instruction_conflicts: list[str]
+    documents: list[DocumentRow] = field(default_factory=list)
+    read: bool = False
+    """The read tier made the centers (show each document's own answer)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +206,7 @@ def _input(inp: InputReport, sampling: SamplingReport | None, colors: Mapping[st
         KeyValue("conflict detected", "yes" if inp.conflict.detected else "no"),
         KeyValue("conflict score", _fmt(inp.conflict.score)),
         KeyValue("documents", str(len(inp.documents))),
+        KeyValue("centers made by", "the generator reading each document" if inp.tier == "read" else "the text alone"),
     ]
     if inp.prompt_tokens or inp.context_window:
         facts.append(KeyValue("prompt tokens", f"{inp.prompt_tokens} / {inp.context_window or '?'}"))
@@ -205,6 +219,13 @@ def _input(inp: InputReport, sampling: SamplingReport | None, colors: Mapping[st
         ],
         pairs=[PairRow(p.a, p.b, p.kind, p.evidence) for p in inp.conflict.pairs],
         noise=list(inp.noise_documents),
+        documents=[
+            DocumentRow(d.id, d.center or "noise", d.answer or "", d.claim or "",
+                        "" if d.read_answer is None else d.read_answer
+                        + ("" if d.yes_margin is None else f" (yes margin {d.yes_margin:+.2f})"))
+            for d in inp.documents
+        ],
+        read=inp.tier == "read",
         instruction_conflicts=[" ⟷ ".join(pair) for pair in inp.instruction_conflicts],
     )
 

@@ -1,6 +1,6 @@
 """Tune the input stage on the three dev sets at once (a developer tool).
 
-usage: python -m diagnose.inputs._eval_dev OUTDIR [--cache DIR] [--read] [--sets ramdocs-dev,conflictqa-dev,enterprise-dev]
+usage: python -m diagnose.inputs._eval_dev OUTDIR [--cache DIR] [--read] [--sets ramdocs-dev,...] [--limit N]
 
 Writes ``OUTDIR/<set>/<case_id>.json`` and prints each set's SCORE line, the
 per-kind table where the truth has kinds, and the center-pull self-check: the
@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=None)
     parser.add_argument("--read", action="store_true", help="the read tier (the embedded generator reads each document)")
     parser.add_argument("--sets", default=",".join(SETS))
+    parser.add_argument("--limit", type=int, default=0, help="only the first N cases of each set (by file name)")
     args = parser.parse_args(argv)
     embedder = make_embedder(args.cache)
     reader = None
@@ -76,18 +77,24 @@ def main(argv: list[str] | None = None) -> int:
     settings = InputSettings()
     for name in args.sets.split(","):
         data = _SHARED / "data" / name
-        cases = bench.load_cases(sorted((data / "cases").glob("*.json")))
+        cases = bench.load_cases(sorted((data / "cases").glob("*.json"))[: args.limit or None])
         started = time.perf_counter()
         analyses = [bench.analyze(c, embedder, settings, reader) for c in cases]
         elapsed = time.perf_counter() - started
         out = args.outdir / name
         for case, analysis in zip(cases, analyses):
             write_atomic(out / f"{case.id}.json", json.dumps(bench.report_dict(case, analysis), ensure_ascii=False, indent=1))
-        line, _ = bench.score_reports(_SHARED / "eval" / "score_ramdocs.py", data / "truth.jsonl", out)
+        truth = data / "truth.jsonl"
+        if args.limit:  # score only the cases run
+            keep = {c.id for c in cases}
+            rows = [r for r in truth.read_text("utf-8").splitlines() if r.strip() and json.loads(r)["case_id"] in keep]
+            truth = out / "truth.jsonl"
+            write_atomic(truth, "\n".join(rows) + "\n")
+        line, _ = bench.score_reports(_SHARED / "eval" / "score_ramdocs.py", truth, out)
         pull = bench.pull_self_check(cases, analyses, embedder)
         print(f"{name:15s} {len(cases)} cases in {elapsed:.1f}s  pull_self={pull:.3f}\n  {line}")
         if name == "enterprise-dev":
-            proc = subprocess.run([sys.executable, str(_SHARED / "eval" / "score_by_kind.py"), str(data / "truth.jsonl"), str(out)],
+            proc = subprocess.run([sys.executable, str(_SHARED / "eval" / "score_by_kind.py"), str(truth), str(out)],
                                   capture_output=True, text=True, check=False)
             print("  " + proc.stdout.strip().replace("\n", "\n  "))
     return 0

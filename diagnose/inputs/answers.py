@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 
 YES, NO = "yes", "no"
 NAME_PREFIX = "name:"
+READ_PREFIX = "read:"
+SOFT_PREFIXES = (NAME_PREFIX, READ_PREFIX)
+"""Keys that join equal answers but never keep unequal ones apart: two names may be one
+entity, two free-text readings one answer in other words."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,9 @@ def stance_answers(claims: list[list[Claim]], min_strength: float) -> list[DocAn
     return out
 
 
-def stance_camps(found: list[DocAnswer | None], emb: np.ndarray, vote_weight: float) -> list[DocAnswer | None]:
+def stance_camps(
+    found: list[DocAnswer | None], emb: np.ndarray, vote_weight: float, min_gap: float = 0.0
+) -> list[DocAnswer | None]:
     """Yes/no answers by camp (:func:`diagnose.inputs.stance.camps`): the documents
     that state a stance split into at most two camps by vote and similarity; the
     camp with the lower vote answers "no". Strength stays each document's own."""
@@ -80,7 +86,7 @@ def stance_camps(found: list[DocAnswer | None], emb: np.ndarray, vote_weight: fl
     if not rows:
         return list(found)
     votes = np.array([found[i].strength * (1 if found[i].key == YES else -1) for i in rows], np.float32)
-    labels = camps(emb[rows], votes, vote_weight)
+    labels = camps(emb[rows], votes, vote_weight, min_gap)
     out = list(found)
     split = bool(labels.any())
     for i, label in zip(rows, labels):
@@ -227,13 +233,12 @@ def shared_keys(found: list[DocAnswer | None]) -> list[DocAnswer | None]:
 
 def disagree(a: DocAnswer | None, b: DocAnswer | None) -> bool:
     """Whether two documents' answers contradict: comparable values that differ, or opposite
-    stances. Names never contradict (two names may be one entity: "Dr. Dre", "Andre Young"),
-    nor answers of different types."""
+    stances. Soft keys never contradict (:data:`SOFT_PREFIXES`), nor answers of different types."""
     if a is None or b is None or a.key is None or b.key is None:
         return False
     if a.value is not None and b.value is not None:
         return comparable(a.value, b.value) and not same_value(a.value, b.value)
-    if a.value is not None or b.value is not None or a.key.startswith(NAME_PREFIX):
+    if a.value is not None or b.value is not None or a.key.startswith(SOFT_PREFIXES) or b.key.startswith(SOFT_PREFIXES):
         return False
     return a.key != b.key
 

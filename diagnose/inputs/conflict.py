@@ -115,7 +115,7 @@ FEATURES: tuple[str, ...] = (
 - ``copy_mismatch``: near-copies in different centers differ in a claimed value (an edited copy);
 - ``camp_gap``: yes/no camps: mean cosine within the camps minus across them;
 - ``vote_gap``: yes/no camps: how far apart the camps' mean stance votes are;
-- ``spread``: 1 - the lowest cosine between two non-noise documents;
+- ``spread``: 1 - the mean cosine between two non-noise documents (how far apart they argue);
 - ``extra_centers``: centers beyond the first, a half each (1 for three or more);
 - ``center_gap``: 1 - the cosine between the two largest centers' mean vectors (what they are about);
 - ``read_split``: read tier: how far apart the documents' own answers are (0 when not read).

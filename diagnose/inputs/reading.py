@@ -53,6 +53,8 @@ SYSTEM_OPEN = "Answer the question using only the document. Reply with the answe
 SYSTEM_YES_NO = "Answer the question using only the document. Reply with yes or no, then a short reason."
 
 MAX_ANSWER_CHARS = 200
+NO_INFORMATION = "This document says nothing about the question."
+"""Read in place of a document to measure the model's own lean on a yes/no question."""
 REMOTE_CHARS_PER_TOKEN = 4
 """Characters per token assumed when cutting a document for a server (no tokenizer here)."""
 REMOTE_TOP_LOGPROBS = 20

@@ -44,21 +44,26 @@ class InputSettings:
     """A value within this relevance of a document's best one, stated by another document, wins the tie."""
     stance_vote_weight: float = 0.03
     """Yes/no camps: weight of two documents' stance votes agreeing beside their similarity."""
+    camp_gap: float = 0.05
+    """Yes/no camps that lean the same way stay two camps only when they are more alike
+    within than across by more than this (cosine)."""
     ambiguity_similarity: float = 0.55
     """Two conflicting documents less similar (cosine) than this are about different subjects."""
     read_margin_bias: float = 0.0
-    """Read tier: the generator's yes-minus-no margin on a document that says nothing either way."""
+    """Read tier: the generator's yes-minus-no margin on a document that says nothing, used when
+    it was not measured (the stage measures it per question on a blank document)."""
     read_margin_scale: float = 2.0
     """Read tier: a margin this far from the bias weighs as much as a clear claim."""
     read_answer_similarity: float = 0.8
     """Read tier: free-text answers at least this similar (cosine) are one answer."""
     conflict_weights: tuple[tuple[str, float], ...] = (
-        ("bias", -1.53), ("value_split", 0.91), ("stance_split", 1.21), ("minority_share", -0.29),
-        ("copy_mismatch", 1.30), ("camp_gap", -0.16), ("vote_gap", 0.68), ("spread", 0.85),
-        ("extra_centers", 1.59), ("center_gap", 0.0), ("read_split", 0.0),
+        ("bias", -1.48), ("value_split", 0.83), ("stance_split", 1.36), ("minority_share", -0.51),
+        ("copy_mismatch", 1.32), ("camp_gap", -0.21), ("vote_gap", 0.70), ("spread", -0.05),
+        ("extra_centers", 1.71), ("center_gap", 0.51), ("read_split", 0.57),
     )
     """Logistic weights of the conflict score per feature (:data:`diagnose.inputs.conflict.FEATURES`),
-    fitted on the three dev sets by ``scripts/calibrate-conflict``."""
+    fitted by ``scripts/calibrate-conflict`` on the three dev sets' static reports and the read
+    tier's reports of ConflictQA and the company-style set (embedded generator)."""
     conflict_threshold: float = 0.5
     """``conflict.detected`` is ``conflict.score >= conflict_threshold``."""
     long_context_tokens: int = 2000

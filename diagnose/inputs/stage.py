@@ -30,13 +30,14 @@ from diagnose.inputs import centers as ctr
 from diagnose.inputs import conflict as cf
 from diagnose.inputs import layout
 from diagnose.inputs.answers import (
-    NAME_PREFIX, DocAnswer, disagree, edited_answers, name_answers, shared_keys, stance_answers, stance_camps, value_answers,
+    NAME_PREFIX, SOFT_PREFIXES, DocAnswer, disagree, edited_answers, name_answers, shared_keys, stance_answers, stance_camps, value_answers,
 )
 from diagnose.inputs.claims import Claim, document_sentences, find_claims
 from diagnose.inputs.embed import l2_normalise
 from diagnose.inputs.instructions import instruction_conflicts
 from diagnose.inputs.noise import isolation, noise_mask, text_features
 from diagnose.inputs.read_answers import read_answers
+from diagnose.inputs.reading import NO_INFORMATION
 from diagnose.inputs.settings import InputSettings
 from diagnose.report import Conflict, ConflictPair, DocumentView, GravityCenter, InputReport
 from diagnose.text.questions import asked_dimensions, asked_value_kinds, is_yes_no_question, predicate_text
@@ -88,17 +89,19 @@ def analyze_inputs(
 
     yes_no = is_yes_no_question(case.question)
     found = _static_answers(case.question, claims, yes_no, settings)
-    readings = reader.read(case.question, texts, yes_no) if reader is not None else None
-    if readings is not None:
-        asks_value = bool(asked_value_kinds(case.question))
-        found = read_answers(readings, found, claims, embedder, yes_no, settings, asks_value=asks_value)
-    if yes_no:
-        found = stance_camps(found, emb, settings.stance_vote_weight)
-
+    # Noise is a fact of the text: decided on what the documents state, not on what a model reads into them.
     support = Counter(a.key for a in found if a and a.key)
     answered = np.array([a is not None and a.key is not None for a in found], bool)
     corroborated = np.array([a is not None and a.key is not None and support[a.key] > 1 for a in found], bool)
     noise = noise_mask(relevance, answered, [text_features(t) for t in texts], settings, isolation(emb), corroborated)
+    readings = reader.read(case.question, texts, yes_no) if reader is not None else None
+    if readings is not None:
+        lean = reader.read(case.question, [NO_INFORMATION], True)[0].yes_margin if yes_no else None
+        asks_value = bool(asked_value_kinds(case.question))
+        found = read_answers(readings, found, claims, embedder, yes_no, settings, asks_value=asks_value,
+                             texts=texts, lean=lean)
+    if yes_no:
+        found = stance_camps(found, emb, settings.stance_vote_weight, settings.camp_gap)
     live = [not x for x in noise]
     claim_spans = [[(c.sentence.start, c.sentence.start + len(c.sentence.text)) for c in doc] for doc in claims]
     copies = cf.copy_mismatches(texts, claim_spans, settings.duplicate_ratio, live)
@@ -152,11 +155,12 @@ def _static_answers(question: str, claims, yes_no: bool, settings: InputSettings
 
 def _group(emb: np.ndarray, found: list[DocAnswer | None], noise: np.ndarray, copies, settings: InputSettings):
     """Centers: answer keys join, contradictions and edited copies keep apart, a shared
-    name joins without a key (two names may be one entity), embeddings decide the rest."""
+    soft key (a name, a free-text reading) joins without keeping others apart,
+    embeddings decide the rest."""
     n = len(found)
     cannot = {(p.a, p.b) for p in copies}
     cannot |= {(i, j) for i in range(n) for j in range(i + 1, n) if disagree(found[i], found[j])}
-    named = [a is not None and a.key is not None and a.key.startswith(NAME_PREFIX) for a in found]
+    named = [a is not None and a.key is not None and a.key.startswith(SOFT_PREFIXES) for a in found]
     keys = [a.key if a is not None and not noise[i] and not named[i] else None for i, a in enumerate(found)]
     same_name = {(i, j) for i in range(n) for j in range(i + 1, n)
                  if named[i] and named[j] and found[i].key == found[j].key}
@@ -229,7 +233,9 @@ def _features(emb, members, found, copies, yes_no, readings, split, share, setti
     center_of = {i: k for k, m in enumerate(members) for i in m}
     apart = any(p.a in center_of and p.b in center_of and center_of[p.a] != center_of[p.b] for p in copies)
     sims = emb @ emb.T if len(emb) else np.zeros((0, 0), np.float32)
-    low = min((float(sims[i, j]) for k, i in enumerate(live) for j in live[k + 1:]), default=1.0)
+    # The mean, not the minimum: a minimum over pairs falls with the number of documents.
+    pairs = [float(sims[i, j]) for k, i in enumerate(live) for j in live[k + 1:]]
+    mean_cos = float(np.mean(pairs)) if pairs else 1.0
     camp_gap = vote_gap = 0.0
     if yes_no:
         yes = [i for i in live if found[i] is not None and found[i].key == "yes"]
@@ -259,7 +265,7 @@ def _features(emb, members, found, copies, yes_no, readings, split, share, setti
         "copy_mismatch": 1.0 if apart else 0.0,
         "camp_gap": float(np.clip(camp_gap * 10.0, -1.0, 1.0)),
         "vote_gap": float(np.clip(vote_gap, 0.0, 1.0)),
-        "spread": float(np.clip(1.0 - low, 0.0, 1.0)),
+        "spread": float(np.clip(1.0 - mean_cos, 0.0, 1.0)),
         "extra_centers": min(len(members) - 1, 2) / 2 if members else 0.0,
         "center_gap": center_gap,
         "read_split": read_split,

@@ -18,14 +18,16 @@ MAX_EXACT = 12
 """Up to this many documents every split is tried; above it, a greedy pass from the vote split."""
 
 
-def camps(emb: np.ndarray, votes: np.ndarray, vote_weight: float) -> np.ndarray:
+def camps(emb: np.ndarray, votes: np.ndarray, vote_weight: float, min_gap: float = 0.0) -> np.ndarray:
     """``(n,)`` int labels 0/1: the two-way split maximising within-group affinity.
 
     emb: ``(n, d)`` float32 unit rows; votes: ``(n,)`` float32 signed stance
     votes (positive: yes). Affinity of a pair: its cosine minus the mean cosine
     of the case, plus ``vote_weight`` times the product of the squashed votes.
     Label 1 marks the group with the lower vote sum (the "no" side); all zeros
-    when one group is best."""
+    when one group is best, or when both groups lean the same way and are no
+    more than ``min_gap`` more alike within than across (cosine): two groups
+    that say the same thing in two styles are one camp."""
     n = emb.shape[0]
     if n < 2:
         return np.zeros(n, np.int64)
@@ -38,7 +40,17 @@ def camps(emb: np.ndarray, votes: np.ndarray, vote_weight: float) -> np.ndarray:
     best = _best_split(affinity)
     if best.any() and tv[best == 1].sum() > tv[best == 0].sum():
         best = 1 - best
+    if best.any() and (tv[best == 0].sum() < 0 or tv[best == 1].sum() >= 0) and _gap(sims, best) <= min_gap:
+        return np.zeros(n, np.int64)
     return best
+
+
+def _gap(sims: np.ndarray, labels: np.ndarray) -> float:
+    """Mean cosine within the two groups minus across them."""
+    same = labels[:, None] == labels[None, :]
+    off = ~np.eye(len(labels), dtype=bool)
+    within, across = sims[same & off], sims[~same]
+    return float(within.mean() - across.mean()) if within.size and across.size else 0.0
 
 
 def _within(affinity: np.ndarray, labels: np.ndarray) -> float:
