@@ -110,7 +110,9 @@ def load_cases(case_paths: list[Path]) -> list[Case]:
 
 def case_texts(case: Case, settings: InputSettings) -> list[str]:
     """The texts the input stage embeds for ``case``: its documents' sentences, then its question."""
-    return document_sentences(case.question, [d.text for d in case.documents], settings.max_sentences).flat + [case.question]
+    return document_sentences(
+        case.question, [d.text for d in case.documents], settings.max_sentences, settings.max_sentence_chars
+    ).flat + [case.question]
 
 
 def raw_texts(case: Case) -> list[str]:

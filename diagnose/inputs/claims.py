@@ -50,18 +50,25 @@ class DocumentSentences:
         return np.array([i for i, doc in enumerate(self.sentences) for _ in doc], dtype=np.int64)
 
 
-def document_sentences(question: str, texts: list[str], max_sentences: int) -> DocumentSentences:
-    """Split each text; a document with more than ``max_sentences`` keeps its lexically
-    most question-like ones (ties: earlier first), in text order. An empty document
-    keeps its (stripped) text as one sentence so that it still has a vector."""
+def document_sentences(
+    question: str, texts: list[str], max_sentences: int, max_chars: int = 1_000_000
+) -> DocumentSentences:
+    """Split each text and keep its lexically most question-like sentences (ties:
+    earlier first), at most ``max_sentences`` and ``max_chars`` characters in all
+    (the first always), in text order. An empty document keeps its (stripped)
+    text as one sentence so that it still has a vector."""
     qtok = content_tokens(question)
     out = []
     for text in texts:
         sents = split_sentences(text) or [Sentence(0, text.strip() or " ")]
-        if len(sents) > max_sentences:
-            ranked = sorted(range(len(sents)), key=lambda k: (-overlap(qtok, sents[k].text), k))
-            sents = [sents[k] for k in sorted(ranked[:max_sentences])]
-        out.append(sents)
+        ranked = sorted(range(len(sents)), key=lambda k: (-overlap(qtok, sents[k].text), k))
+        keep, used = [], 0
+        for k in ranked[:max_sentences]:
+            if keep and used + len(sents[k].text) > max_chars:
+                continue
+            keep.append(k)
+            used += len(sents[k].text)
+        out.append([sents[k] for k in sorted(keep)])
     return DocumentSentences(out)
 
 

@@ -34,6 +34,9 @@ class InputSettings:
     """Word-sequence similarity (0..1) above which two documents are near-copies."""
     max_sentences: int = 8
     """Sentences kept per document (the lexically most question-like ones past this)."""
+    max_sentence_chars: int = 800
+    """... and characters of them: about the embedder's own window (256 word pieces), so the
+    stage encodes no more text than a plain embedding of the documents would."""
     lexical_weight: float = 0.5
     """Weight of the question's content-token overlap beside the cosine when ranking sentences."""
     claims_per_document: int = 3

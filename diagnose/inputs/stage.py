@@ -79,7 +79,7 @@ def analyze_inputs(
     With ``reader`` (the read tier) the generator reads each document alone."""
     texts = [d.text for d in case.documents]
     ids = [d.id for d in case.documents]
-    docs = document_sentences(case.question, texts, settings.max_sentences)
+    docs = document_sentences(case.question, texts, settings.max_sentences, settings.max_sentence_chars)
     vectors = embedder.encode(docs.flat + [case.question])
     sent_emb, qvec = vectors[:-1], vectors[-1]
     emb = _document_vectors(sent_emb, docs.owners(), len(texts), qvec.shape[0])

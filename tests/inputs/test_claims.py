@@ -27,3 +27,11 @@ def test_claims_are_the_best_sentences_and_never_a_restated_question(hash_embedd
     assert [c.sentence.text for c in claims[0]] == ["The tent weighs 2 kg packed.", "Shipping is free."]
     assert claims[0][0].values[0].span == "2 kg"
     assert scores.shape == (3,)
+
+
+def test_a_character_budget_keeps_the_best_sentences_that_fit_and_always_one():
+    text = "The tent weighs 2 kg. " + " ".join(f"Other words {k} here." for k in range(10))
+    docs = document_sentences("How much does the tent weigh?", [text, "x" * 500], max_sentences=8, max_chars=60)
+    assert docs.sentences[0][0].text == "The tent weighs 2 kg."
+    assert sum(len(s.text) for s in docs.sentences[0]) <= 60
+    assert len(docs.sentences[1]) == 1  # longer than the budget, but a document always keeps one
