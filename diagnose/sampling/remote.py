@@ -425,6 +425,7 @@ class RemoteBackend:
             "temperature": 0.0,
             "max_tokens": max_tokens,
             "n": 1,
+            "seed": 0,  # greedy already; a seed also pins servers that batch nondeterministically
             "stream": False,
         }
         if top_logprobs > 0:
