@@ -38,7 +38,9 @@ def _diagnose(*args: str, env: dict[str, str], log: Path) -> subprocess.Popen:
 
 
 
-def _wait(predicate, timeout: float, what: str, every: float = 0.2):
+def _wait(predicate, timeout: float, what: str, every: float = 1.0):
+    # Once a second: a run reads its documents before sampling, so a job takes a while,
+    # and a faster poll would meet the service's own rate limit (429) before it ends.
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
