@@ -92,10 +92,9 @@ def group_documents(
             continue
         if not any((min(x, y), max(x, y)) in blocked for x in members[ga] for y in members[gb]):
             _join(group, members, key_of, ga, gb)
-    pairs = sorted(
-        ((float(emb[i] @ emb[j]), i, j) for x, i in enumerate(live) for j in live[x + 1:]),
-        key=lambda p: (-p[0], p[1], p[2]),
-    )
+    # Only pairs similar enough to merge at all: the faiss range search, below the lower threshold.
+    found = similarity_pairs(emb[live], min(attach_similarity, center_similarity)) if live else []
+    pairs = sorted(((cos, live[a], live[b]) for a, b, cos in found), key=lambda p: (-p[0], p[1], p[2]))
     for cos, i, j in pairs:
         gi, gj = group[i], group[j]
         if gi == gj:

@@ -5,7 +5,7 @@ the spans that differ inside their claims are quoted (``value_mismatch``).
 Other cross-center pairs quote the claims each side makes (``stance`` for yes/no
 questions, ``entity_ambiguity`` when the two documents are about different
 subjects, ``value_mismatch`` otherwise). The score is a logistic model over a
-few features (:class:`ConflictFeatures`), calibrated on the dev sets.
+few features (:data:`FEATURES`), calibrated on the dev sets.
 """
 
 from __future__ import annotations

@@ -197,8 +197,8 @@ def _label(found: list[DocAnswer | None], texts: list[str], members: list[int]) 
     spans = Counter(found[i].span for i in members if found[i] is not None and found[i].key is not None)
     if spans:
         best = max(spans, key=lambda s: (spans[s], -len(s)))
-        key = next(found[i].key for i in members if found[i] is not None and found[i].span == best)
-        text = best if found[next(i for i in members if found[i] is not None and found[i].span == best)].value else f"{key}: {best}"
+        answer = next(found[i] for i in members if found[i] is not None and found[i].span == best)
+        text = best if answer.value is not None else f"{answer.key}: {best}"
         return text[:60] + ("…" if len(text) > 60 else "")
     words = texts[members[0]].split()
     return " ".join(words[:6]) + (" …" if len(words) > 6 else "")

@@ -24,6 +24,7 @@ from price_parser.parser import parse_number
 from text_to_num import find_numbers
 
 from diagnose.text._units import ALIASES, CODES, SYMBOLS, WORDS, Unit, resolve_unit
+from diagnose.text.sentences import HAN, KANA
 
 
 class Mapped:
@@ -445,14 +446,12 @@ def _money_rate(m: str, meas: Measure) -> None:
     meas.end = per.end()
 
 
-_KANA = re.compile(r"[\u3040-\u30ff]")
-_HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
 def yen_code(text: str) -> str:
     """What "¥" means here: yen, unless the text reads as Chinese."""
-    if _KANA.search(text) or re.search(r"円|日元|(?i:yen|JPY)", text):
+    if KANA.search(text) or re.search(r"円|日元|(?i:yen|JPY)", text):
         return "JPY"
-    if _HAN.search(text) or re.search(r"元|人民币|(?i:yuan|RMB|CNY)", text):
+    if HAN.search(text) or re.search(r"元|人民币|(?i:yuan|RMB|CNY)", text):
         return "CNY"
     return "JPY"

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from diagnose.text.sentences import HAN, KANA
+
 # --------------------------------------------------------------------------- #
 # Is the question answered by yes or no?
 # --------------------------------------------------------------------------- #
@@ -61,8 +63,6 @@ _JA_ENDING = re.compile(
 _JA_WH = re.compile(r"何|いつ|どこ|どの|いくら|どれ|誰|だれ|どう|なぜ|なんで|どちら|どっち|どんな|いくつ|幾")
 _JA_PLAIN_ENDING = re.compile(r"(?:の|でしょう|だろう|かな|よね)$")
 _JA_INDEFINITE = re.compile(r"(?:何|誰|だれ|いつ|どこ|どれ|どちら|いくつ)か(?!$)")
-_KANA = re.compile(r"[\u3040-\u30ff]")
-_HAN = re.compile(r"[\u4e00-\u9fff]")
 _TRAILING = "?？。.!！ \t\r\n\"'」』）)"
 
 
@@ -79,7 +79,7 @@ def is_yes_no_question(question: str) -> bool:
     text = question.strip().replace("’", "'")
     if not text:
         return False
-    if _HAN.search(text) or _KANA.search(text):
+    if HAN.search(text) or KANA.search(text):
         verdict = _cjk(text)
         if verdict is not None:
             return verdict
@@ -97,7 +97,7 @@ def is_yes_no_question(question: str) -> bool:
 def _cjk(text: str) -> bool | None:
     """Chinese or Japanese verdict; None when the text does not read as either."""
     core = text.rstrip(_TRAILING)
-    if _KANA.search(core) and not (core.endswith("吗") or core.endswith("嘛")):
+    if KANA.search(core) and not (core.endswith("吗") or core.endswith("嘛")):
         if "それとも" in core:
             return False  # A それとも B: an alternative
         if _JA_ENDING.search(core):

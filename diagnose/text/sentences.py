@@ -15,6 +15,10 @@ from dataclasses import dataclass
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 """Kana, CJK ideographs and Hangul: scripts written without spaces between words."""
 _CJK_CHAR = re.compile(f"[{CJK}]")
+KANA = re.compile(r"[\u3040-\u30ff]")
+"""Hiragana and katakana: text with them is Japanese."""
+HAN = re.compile(r"[\u4e00-\u9fff]")
+"""CJK unified ideographs (Chinese characters, also in Japanese)."""
 #: Sentence ends: Latin stops followed by space, CJK stops (no space needed),
 #: line breaks, row breaks of flattened tables (two pipes in a row: the cells
 #: of one row stay together, so a row states one thing) and bullets.
