@@ -33,24 +33,6 @@ def similarity_pairs(emb: np.ndarray, threshold: float) -> list[tuple[int, int, 
     return sorted((i, j, s) for (i, j), s in out.items())
 
 
-def components(n: int, pairs: list[tuple[int, int, float]]) -> list[int]:
-    """Connected-component label per node (labels numbered by first node)."""
-    parent = list(range(n))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for i, j, _ in pairs:
-        a, b = find(i), find(j)
-        if a != b:
-            parent[max(a, b)] = min(a, b)
-    roots: dict[int, int] = {}
-    return [roots.setdefault(find(i), len(roots)) for i in range(n)]
-
-
 def group_documents(
     emb: np.ndarray,
     keys: list[str | None],

@@ -16,9 +16,11 @@ from difflib import SequenceMatcher
 
 import numpy as np
 
-_CJK = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
+from diagnose.text.sentences import CJK
+
 #: Whitespace-separated words, except that each CJK character is its own word.
-_WORD = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
+_WORD = re.compile(rf"[{CJK}]|[^\s{CJK}]+")
+_CJK_CHAR = re.compile(rf"[{CJK}]")
 _FACTUAL = re.compile(r"\d|^[A-Z]")
 
 
@@ -64,7 +66,7 @@ def differing_spans(a: str, b: str, max_spans: int = 3) -> list[tuple[str, str]]
 def _join(words: list[str]) -> str:
     out = ""
     for w in words:
-        glue = "" if not out or re.match(rf"[{_CJK}]", w) or re.search(rf"[{_CJK}]$", out) else " "
+        glue = "" if not out or _CJK_CHAR.match(w) or _CJK_CHAR.match(out[-1]) else " "
         out += glue + w
     return out
 

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
-from diagnose.nightly.stats import (
-    first_token_divergence_of, proportion_test, semantic_entropy_of, stratified_bootstrap_diff_ci)
+from diagnose.nightly.stats import proportion_test, stratified_bootstrap_diff_ci
+from diagnose.sampling.metrics import first_token_divergence, semantic_entropy
 from diagnose.environment import fingerprint_diff
 
 __all__ = ["CaseComparison", "Change", "GateSettings", "compare_reports", "environment_diff"]
@@ -144,8 +144,8 @@ def _compare_sampling(baseline: dict[str, Any], current: dict[str, Any], s: Gate
                      confidence=1.0 - (1.0 - s.confidence) / TESTS_PER_CASE)
     centers = _match_centers(baseline.get("input") or {}, current.get("input") or {})
     changes += [x for x in (
-        _spread_change("semantic_entropy", semantic_entropy_of, pairs, _clusters, s.min_entropy_change, family),
-        _spread_change("first_token_divergence", first_token_divergence_of, pairs, _first_tokens,
+        _spread_change("semantic_entropy", semantic_entropy, pairs, _clusters, s.min_entropy_change, family),
+        _spread_change("first_token_divergence", first_token_divergence, pairs, _first_tokens,
                        s.min_divergence_change, family),
         _rate_change("compliance_rate", -1, pairs, family),
         _rate_change("truncation_rate", +1, pairs, family),

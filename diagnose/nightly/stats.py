@@ -4,8 +4,9 @@ Outputs are random, so the gate compares the *distributions* of two runs, never
 single outputs. Two tools:
 
 * :func:`bootstrap_diff_ci`: a percentile bootstrap confidence interval for the
-  change of a per-run statistic (semantic entropy, first-token divergence), from
-  the per-sample values of each run;
+  change of a per-run statistic (semantic entropy, first-token divergence, as
+  defined once in :mod:`diagnose.sampling.metrics`), from the per-sample values
+  of each run;
 * :func:`proportion_test`: a two-sided Fisher exact test for a change of a rate
   (compliance, truncation) between two runs of ``n`` samples.
 
@@ -22,42 +23,10 @@ from typing import Any
 import numpy as np
 from scipy.stats import fisher_exact
 
-__all__ = [
-    "bootstrap_diff_ci",
-    "first_token_divergence_of",
-    "proportion_test",
-    "semantic_entropy_of",
-]
+__all__ = ["bootstrap_diff_ci", "proportion_test", "stratified_bootstrap_diff_ci"]
 
 Statistic = Callable[[np.ndarray], float]
 """A run-level statistic of a 1-D array of per-sample values (length n >= 1)."""
-
-
-def semantic_entropy_of(cluster_ids: Sequence[Any] | np.ndarray) -> float:
-    """Entropy in nats of the samples' distribution over meaning clusters.
-
-    ``cluster_ids[i]`` is sample ``i``'s cluster (any hashable label); the
-    distribution is cluster size / n (contract section 3). 0.0 when all samples
-    share one cluster; ln(n) when all differ. Raises ``ValueError`` on no samples.
-    """
-    values = np.asarray(cluster_ids)
-    if values.size == 0:
-        raise ValueError("semantic_entropy_of needs at least one sample")
-    _, counts = np.unique(values, return_counts=True)
-    probs = counts / values.size
-    return float(abs(-np.sum(probs * np.log(probs))))
-
-
-def first_token_divergence_of(first_tokens: Sequence[Any] | np.ndarray) -> float:
-    """Distinct first generated tokens / n (contract section 3; 1/n when all agree).
-
-    ``first_tokens[i]`` is sample ``i``'s first token (id or text). Raises
-    ``ValueError`` on no samples.
-    """
-    values = np.asarray(first_tokens)
-    if values.size == 0:
-        raise ValueError("first_token_divergence_of needs at least one sample")
-    return float(np.unique(values).size / values.size)
 
 
 def bootstrap_diff_ci(

@@ -6,41 +6,15 @@ and returns one cluster id per sample.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Sequence
 
 import numpy as np
+from scipy.sparse import coo_array
+from scipy.sparse.csgraph import connected_components
 
-__all__ = ["meaning_clusters", "normalize_text"]
+from diagnose.text.values import normalise_text
 
-_SPACE = re.compile(r"\s+")
-
-
-def normalize_text(text: str) -> str:
-    """Casefold, drop Unicode punctuation, collapse whitespace and strip.
-
-    Two samples with the same normalised text always share a meaning cluster.
-    """
-    folded = text.casefold()
-    kept = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in folded)
-    return _SPACE.sub(" ", kept).strip()
-
-
-class _UnionFind:
-    def __init__(self, n: int) -> None:
-        self.parent = list(range(n))
-
-    def find(self, i: int) -> int:
-        while self.parent[i] != i:
-            self.parent[i] = self.parent[self.parent[i]]
-            i = self.parent[i]
-        return i
-
-    def union(self, i: int, j: int) -> None:
-        ri, rj = self.find(i), self.find(j)
-        if ri != rj:
-            self.parent[max(ri, rj)] = min(ri, rj)
+__all__ = ["meaning_clusters"]
 
 
 def meaning_clusters(
@@ -50,9 +24,9 @@ def meaning_clusters(
 
     ``embeddings`` is ``(n, d)`` float32, one L2-normalised row per text (rows are
     renormalised defensively; a zero row links to nothing by similarity).
-    Rules, single-link (union-find):
+    Rules, single-link (connected components):
 
-    * texts whose :func:`normalize_text` forms are equal share a cluster;
+    * texts whose normalised forms (:func:`diagnose.text.values.normalise_text`) are equal share a cluster;
     * two non-empty texts whose cosine similarity is ``>= threshold`` share a cluster,
       and so, transitively, do their neighbours;
     * texts that normalise to the empty string form one cluster of their own and
@@ -72,23 +46,22 @@ def meaning_clusters(
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     vectors = vectors / np.where(norms > 0, norms, 1.0)
 
-    keys = [normalize_text(t) for t in texts]
-    groups = _UnionFind(n)
+    keys = [normalise_text(t) for t in texts]
     first_with_key: dict[str, int] = {}
-    for i, key in enumerate(keys):
-        groups.union(first_with_key.setdefault(key, i), i)
+    rows = [first_with_key.setdefault(key, i) for i, key in enumerate(keys)]
+    cols = list(range(n))
 
-    linkable = [i for i, key in enumerate(keys) if key and norms[i, 0] > 0]
-    non_empty = np.array(linkable, dtype=np.int64)
-    if non_empty.size > 1:
-        sub = vectors[non_empty]
-        similar = (sub @ sub.T) >= np.float32(threshold)
-        rows, cols = np.nonzero(np.triu(similar, k=1))
-        for a, b in zip(rows.tolist(), cols.tolist()):
-            groups.union(int(non_empty[a]), int(non_empty[b]))
+    linkable = np.array([i for i, key in enumerate(keys) if key and norms[i, 0] > 0], dtype=np.int64)
+    if linkable.size > 1:
+        sub = vectors[linkable]
+        near_a, near_b = np.nonzero(np.triu((sub @ sub.T) >= np.float32(threshold), k=1))
+        rows.extend(linkable[near_a].tolist())
+        cols.extend(linkable[near_b].tolist())
 
+    graph = coo_array((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(n, n))
+    _, labels = connected_components(graph, directed=False)
     numbering: dict[int, int] = {}
-    return [numbering.setdefault(groups.find(i), len(numbering)) for i in range(n)]
+    return [numbering.setdefault(int(label), len(numbering)) for label in labels]
 
 
 def split_clusters(cluster_ids: Sequence[int], keys: Sequence[str]) -> list[int]:

@@ -1,6 +1,6 @@
 import numpy as np
 
-from diagnose.inputs.centers import components, group_documents, masses, similarity_pairs
+from diagnose.inputs.centers import group_documents, masses, similarity_pairs
 
 
 def _unit(rows):
@@ -17,10 +17,6 @@ def test_similarity_pairs_match_brute_force():
     assert {(i, j) for i, j, _ in got} == expected
     for i, j, s in got:
         assert abs(s - sims[i, j]) < 1e-5
-
-
-def test_components_label_by_first_member():
-    assert components(5, [(3, 4, 1.0), (0, 2, 1.0)]) == [0, 1, 0, 2, 2]
 
 
 def test_documents_with_one_key_share_a_center_and_keyless_ones_attach():

@@ -7,47 +7,20 @@ import math
 import numpy as np
 import pytest
 
-from diagnose.nightly.stats import (
-    bootstrap_diff_ci,
-    first_token_divergence_of,
-    proportion_test,
-    semantic_entropy_of,
-)
+from diagnose.nightly.stats import bootstrap_diff_ci, proportion_test
+from diagnose.sampling.metrics import first_token_divergence, semantic_entropy
 
 
 def _mean(values: np.ndarray) -> float:
     return float(np.mean(values))
 
 
-# --- run statistics (contract section 3 definitions) ---------------------------------------
-
-
-def test_semantic_entropy_of_matches_the_contract_definition() -> None:
-    assert semantic_entropy_of([0, 0, 0, 0]) == 0.0
-    assert semantic_entropy_of([0, 0, 1, 1]) == pytest.approx(math.log(2))
-    assert semantic_entropy_of([3, 1, 4, 5]) == pytest.approx(math.log(4))
-    # sizes 2, 1, 1 of 4: -(1/2 ln 1/2 + 2 * 1/4 ln 1/4)
-    assert semantic_entropy_of(["a", "a", "b", "c"]) == pytest.approx(0.5 * math.log(2) + 0.5 * math.log(4))
-
-
-def test_first_token_divergence_of_matches_the_contract_definition() -> None:
-    assert first_token_divergence_of(["The"] * 4) == 0.25
-    assert first_token_divergence_of(["The", "The", "3", "About"]) == 0.75
-    assert first_token_divergence_of([7, 8, 9]) == 1.0
-
-
-@pytest.mark.parametrize("statistic", [semantic_entropy_of, first_token_divergence_of])
-def test_statistics_reject_an_empty_run(statistic) -> None:
-    with pytest.raises(ValueError, match="at least one sample"):
-        statistic([])
-
-
 # --- bootstrap -----------------------------------------------------------------------------
 
 
 def test_identical_constant_samples_give_exactly_zero_interval() -> None:
-    assert bootstrap_diff_ci(semantic_entropy_of, [2] * 16, [2] * 16) == (0.0, 0.0, 0.0)
-    assert bootstrap_diff_ci(first_token_divergence_of, ["The"] * 16, ["The"] * 16) == (0.0, 0.0, 0.0)
+    assert bootstrap_diff_ci(semantic_entropy, [2] * 16, [2] * 16) == (0.0, 0.0, 0.0)
+    assert bootstrap_diff_ci(first_token_divergence, ["The"] * 16, ["The"] * 16) == (0.0, 0.0, 0.0)
 
 
 def test_constant_sides_give_a_degenerate_interval_at_the_difference() -> None:
@@ -65,25 +38,25 @@ def test_two_point_current_run_gives_the_hand_computed_percentiles() -> None:
 def test_clearly_shifted_samples_give_an_interval_excluding_zero() -> None:
     one_meaning = [0] * 16
     three_meanings = [0] * 6 + [1] * 5 + [2] * 5
-    diff, low, high = bootstrap_diff_ci(semantic_entropy_of, one_meaning, three_meanings)
-    assert diff == pytest.approx(semantic_entropy_of(three_meanings))
+    diff, low, high = bootstrap_diff_ci(semantic_entropy, one_meaning, three_meanings)
+    assert diff == pytest.approx(semantic_entropy(three_meanings))
     assert 0.0 < low <= high
-    down = bootstrap_diff_ci(semantic_entropy_of, three_meanings, one_meaning)
+    down = bootstrap_diff_ci(semantic_entropy, three_meanings, one_meaning)
     assert down[0] == pytest.approx(-diff) and down[2] < 0.0
 
 
 def test_reordered_samples_from_one_distribution_straddle_zero() -> None:
     baseline = [0] * 10 + [1] * 4 + [2] * 2
     current = list(reversed(baseline))
-    diff, low, high = bootstrap_diff_ci(semantic_entropy_of, baseline, current)
+    diff, low, high = bootstrap_diff_ci(semantic_entropy, baseline, current)
     assert diff == 0.0 and low < 0.0 < high
 
 
 def test_bootstrap_is_reproducible_for_a_seed_and_draws_per_seed() -> None:
     baseline, current = [0] * 12 + [1] * 4, [0] * 8 + [1] * 5 + [2] * 3
-    first = bootstrap_diff_ci(semantic_entropy_of, baseline, current, seed=7)
-    assert bootstrap_diff_ci(semantic_entropy_of, baseline, current, seed=7) == first
-    others = {bootstrap_diff_ci(semantic_entropy_of, baseline, current, seed=s, resamples=200) for s in range(5)}
+    first = bootstrap_diff_ci(semantic_entropy, baseline, current, seed=7)
+    assert bootstrap_diff_ci(semantic_entropy, baseline, current, seed=7) == first
+    others = {bootstrap_diff_ci(semantic_entropy, baseline, current, seed=s, resamples=200) for s in range(5)}
     assert len(others) > 1
 
 
@@ -91,7 +64,7 @@ def test_bootstrap_does_not_touch_global_numpy_state() -> None:
     np.random.seed(123)
     expected = np.random.random()
     np.random.seed(123)
-    bootstrap_diff_ci(semantic_entropy_of, [0, 1], [1, 2], resamples=50)
+    bootstrap_diff_ci(semantic_entropy, [0, 1], [1, 2], resamples=50)
     assert np.random.random() == expected
 
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from diagnose.sampling.semantic import meaning_clusters, normalize_text
+from diagnose.sampling.semantic import meaning_clusters
 
 
 def _unit(*angles_deg: float) -> np.ndarray:
@@ -16,11 +16,11 @@ def _unit(*angles_deg: float) -> np.ndarray:
     return np.stack([np.cos(rad), np.sin(rad)], axis=1).astype(np.float32)
 
 
-def test_normalize_text():
-    assert normalize_text("  The answer: 42!  ") == "the answer 42"
-    assert normalize_text("THE answer\n\t42") == "the answer 42"
-    assert normalize_text("...") == ""
-    assert normalize_text("Straße") == normalize_text("STRASSE")
+def test_texts_equal_after_the_project_normaliser_share_a_cluster():
+    # Case, punctuation, spacing, "ß" and digit separators: four spellings of one answer.
+    texts = ["  The answer: 4,411!  ", "THE answer\n\t4411", "the ANSWER 4411.", "Straße", "STRASSE", "..."]
+    vectors = _unit(0, 90, 180, 45, 225, 135)  # no two rows are similar
+    assert meaning_clusters(texts, vectors) == [0, 0, 0, 1, 1, 2]
 
 
 def test_identical_normalised_texts_share_a_cluster_whatever_the_vectors():
