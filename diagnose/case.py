@@ -7,11 +7,14 @@ both raise :class:`CaseError` naming the offending field and value.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Union
 
 import msgspec
 
+from diagnose.adapters.documents import to_document
+from diagnose.document import Document
 from diagnose.errors import CaseError
 
 #: Largest number of samples per temperature a case may ask for.
@@ -24,21 +27,12 @@ MAX_TEMPERATURE = 2.0
 MAX_NEW_TOKENS = 4096
 #: Largest repetition penalty; values above ~2 destroy fluency already.
 MAX_REPETITION_PENALTY = 10.0
+#: Deepest nesting of lists and mappings accepted in case data (a valid case needs 4; a library push 6).
+MAX_NESTING = 32
 
+#: Matched with ``fullmatch``: ``match`` lets ``$`` pass before a trailing newline ("abc\n").
+#: The anchors stay for the OpenAPI document, where the pattern is an ECMA regex searched anywhere.
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
-
-
-class Document(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """One retrieved passage, in retrieval order."""
-
-    id: str
-    """Unique within the case."""
-    text: str
-    """The passage as it is put into the prompt."""
-    score: float | None = None
-    """Retrieval score, if the retriever gave one."""
-    source: str | None = None
-    """Where the passage came from (URL, file, index key)."""
 
 
 class SamplingSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -116,15 +110,14 @@ class Case(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     def __post_init__(self) -> None:
         if any(not isinstance(d, Document) for d in self.documents):
-            from diagnose.adapters.documents import to_document
-
             self.documents = [to_document(d, i) for i, d in enumerate(self.documents)]
         validate_case(self)
 
 
 def validate_case(case: Case) -> None:
     """Check what the types alone cannot; raise CaseError naming the field."""
-    if not _ID_PATTERN.match(case.id):
+    _check_finite_numbers(case)
+    if not _ID_PATTERN.fullmatch(case.id):
         raise CaseError("id", "must match [A-Za-z0-9._-]{1,128}", case.id)
     if not case.question.strip():
         raise CaseError("question", "must not be empty", case.question)
@@ -184,14 +177,37 @@ def _validate_sampling(s: SamplingSpec) -> None:
 
 def _validate_constraint(path: str, c: Constraint) -> None:
     if isinstance(c, RegexConstraint):
+        # Compiled as the samples are checked: valid for re and the regex module, small enough.
+        from diagnose.sampling.patterns import PatternError, compile_pattern
+
         try:
-            re.compile(c.pattern)
-        except (re.error, OverflowError, RecursionError) as exc:  # a{99999999999}, 1000 nested groups
+            compile_pattern(c.pattern)
+        except PatternError as exc:  # a{99999999999}, 1000 nested groups, ((a{1000}){1000}){1000}
             raise CaseError(f"{path}.pattern", f"is not a valid regular expression: {exc}", c.pattern)
     elif isinstance(c, MaxWordsConstraint) and c.max < 1:
         raise CaseError(f"{path}.max", "must be >= 1", c.max)
     elif isinstance(c, MustIncludeConstraint) and not c.text:
         raise CaseError(f"{path}.text", "must not be empty", c.text)
+
+
+def _check_finite_numbers(case: Case) -> None:
+    """Every float anywhere in the case (scores, temperatures, top_p, ...) must be finite.
+
+    NaN and infinities are no JSON numbers: PostgreSQL's jsonb refuses them, SQLite
+    stores non-standard JSON, and no range check catches a NaN score. Walking the
+    structs, rather than naming fields, covers float fields added later too.
+    """
+    pending: list[tuple[str, Any]] = [("", case)]
+    while pending:
+        path, value = pending.pop()
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise CaseError(path, "must be a finite number", value)
+        elif isinstance(value, msgspec.Struct):
+            names = value.__struct_fields__
+            pending.extend((f"{path}.{n}" if path else n, getattr(value, n)) for n in reversed(names))
+        elif isinstance(value, (list, tuple)):
+            pending.extend((f"{path}[{i}]", value[i]) for i in reversed(range(len(value))))
 
 
 def _check_utf8(path: str, text: str) -> None:
@@ -205,10 +221,29 @@ def case_from_dict(data: Any) -> Case:
     """Convert plain data (parsed YAML/JSON) into a validated Case."""
     if not isinstance(data, dict):
         raise CaseError("$", "a case must be a mapping of fields", type(data).__name__)
+    check_nesting(data)
     try:
         return msgspec.convert(data, Case, strict=False)
     except msgspec.ValidationError as exc:
         raise _case_error_from_msgspec(exc, data) from None
+
+
+def check_nesting(data: Any, path: str = "$", limit: int = MAX_NESTING) -> None:
+    """Refuse lists and mappings nested deeper than ``limit`` (without recursing).
+
+    No valid case comes close; the check keeps a hostile one from reaching code
+    that recurses over values (``repr`` of an error's value, JSON encoders).
+    """
+    pending: list[tuple[Any, int]] = [(data, 0)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, dict):
+            value = list(value.values())
+        elif not isinstance(value, (list, tuple)):
+            continue
+        if depth >= limit:
+            raise CaseError(path, f"is nested more than {limit} levels deep")
+        pending.extend((item, depth + 1) for item in value)
 
 
 # msgspec messages look like "Expected `int`, got `str` - at `$.sampling.seeds`".

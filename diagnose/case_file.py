@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from diagnose.case import Case, case_from_dict
+from diagnose.case import MAX_NESTING, Case, case_from_dict, check_nesting
 from diagnose.errors import CaseError, UsageError
 
 _MARK = "\U0010fffd"  # a private-use code point stands in for each undecodable byte
@@ -37,6 +37,7 @@ def load_case(path: str | Path) -> Case:
         # Only now is _MARK a stand-in: a valid file may hold U+10FFFD itself.
         text, undecodable = raw.decode("utf-8", errors="diagnose-mark"), True
     data = _parse(text, file)
+    check_nesting(data)  # before _find_mark, which recurses
     if undecodable:
         field = _find_mark(data, "") or "$"
         raise CaseError(field, "is not valid UTF-8 text", f"{file.name}: undecodable bytes")
@@ -50,6 +51,11 @@ def _parse(text: str, file: Path) -> Any:
         return yaml.safe_load(text)
     except json.JSONDecodeError as exc:
         raise CaseError("$", f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except RecursionError:  # both parsers recurse per level: [[[[...]]]] thousands deep
+        raise CaseError("$", f"is nested more than {MAX_NESTING} levels deep") from None
+    except ValueError as exc:  # an integer of more than 4300 digits (sys.get_int_max_str_digits)
+        kind = "JSON" if file.suffix.lower() == ".json" else "YAML"
+        raise CaseError("$", f"invalid {kind}: {str(exc).split(';')[0]}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -1,8 +1,12 @@
 """The ``diagnose`` command line (contract section 2).
 
-Exit codes: 0 the command ran (whatever the verdict); 2 bad usage or an invalid
-case, with a message naming the field; 1 an internal failure. Nothing partial
-is written on failure: every output is rendered first, then written atomically.
+Exit codes (:mod:`diagnose.errors`): 0 the command ran, whatever the verdict,
+unless ``--fail-on`` says otherwise; 2 bad usage (an option, an environment
+variable) or an invalid case, with a message naming the option, variable or
+field; 1 an internal failure; 3 the verdict (``run``, ``inputs``) or the
+regression gate (``nightly``) reached ``--fail-on``. Nothing partial is written
+on failure: every output is rendered first, then written atomically; when the
+gate trips the command ran, so its outputs are written in full before exit 3.
 """
 
 from __future__ import annotations
@@ -15,9 +19,50 @@ from typing import Callable
 
 import click
 
-from diagnose.errors import CaseError, DiagnoseError
+from diagnose.errors import EXIT_GATE, EXIT_INTERNAL, CaseError, DiagnoseError
 
 CASE_ARG = click.argument("case", type=click.Path(dir_okay=False, path_type=Path))
+FAIL_ON_LEVELS = ("warn", "fail", "never")
+#: How bad each verdict (run, inputs) is, against a --fail-on level.
+_VERDICT_RANK = {"ok": 0, "warn": 1, "fail": 2}
+
+
+def fail_on_option(default: str, what: str):
+    return click.option(
+        "--fail-on", type=click.Choice(FAIL_ON_LEVELS), default=default, show_default=True,
+        help=f"Exit 3 when {what} reaches this level (never: exit 0 whatever it is).",
+    )
+
+
+def verdict_exit(verdict: str, fail_on: str) -> int:
+    """0, or :data:`EXIT_GATE` when the report's verdict reaches ``--fail-on``."""
+    if fail_on == "never":
+        return 0
+    return EXIT_GATE if _VERDICT_RANK[verdict] >= _VERDICT_RANK[fail_on] else 0
+
+
+class CommaFloats(click.ParamType):
+    """A comma-separated list of numbers, e.g. ``0.5,0.8,1.2`` (a usage error naming the option)."""
+
+    name = "X,Y,..."
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, list):
+            return value
+        items = [item.strip() for item in str(value).split(",") if item.strip()]
+        if not items:
+            self.fail("give at least one number, e.g. 0.5,0.8,1.2", param, ctx)
+        numbers = []
+        for position, item in enumerate(items, 1):
+            try:
+                number = float(item)
+            except ValueError:
+                self.fail(f"item {position} ({item!r}) is not a number; "
+                          f"expected comma-separated numbers, e.g. 0.5,0.8,1.2", param, ctx)
+            if number != number or number in (float("inf"), float("-inf")):
+                self.fail(f"item {position} ({item!r}) is not a finite number", param, ctx)
+            numbers.append(number)
+        return numbers
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -38,7 +83,8 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @CASE_ARG
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the report JSON here (default: print it).")
 @click.option("--read", is_flag=True, help="Read tier: the case's generator reads each document alone and its answers make the centers (slower; the default in `run`).")
-def inputs(case: Path, out: Path | None, read: bool) -> None:
+@fail_on_option("never", "the verdict")
+def inputs(case: Path, out: Path | None, read: bool, fail_on: str) -> int:
     """Input stage only: gravity centers, conflicts, noise.
 
     By default from the text alone (the fast static tier, no text generation);
@@ -50,14 +96,16 @@ def inputs(case: Path, out: Path | None, read: bool) -> None:
 
     console = Console()
     parsed = load_case(case)
+    settings = _settings()
     with console.progress() as progress:
-        report = _diagnoser(progress).inputs(parsed, read=read)
+        report = _diagnoser(progress, settings).inputs(parsed, read=read)
     if out is None:
         click.echo(report.to_json())
-        return
-    _write_all({out: report.to_json()})
-    console.summary(report)
-    console.wrote([out])
+    else:
+        _write_all({out: report.to_json()})
+        console.summary(report)
+        console.wrote([out])
+    return verdict_exit(report.verdict, fail_on)
 
 
 @cli.command()
@@ -71,9 +119,10 @@ def inputs(case: Path, out: Path | None, read: bool) -> None:
 @click.option("--server-model", help="Model name to ask the server for (required with --server).")
 @click.option("--framework", type=click.Choice(["vllm", "llamacpp", "ollama", "openai"]), default="vllm", show_default=True, help="What serves --server: decides which parameters are sent and how they are read.")
 @click.option("--static", is_flag=True, help="Make the centers from the text alone, without the sampled model reading each document first.")
+@fail_on_option("never", "the verdict")
 def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, ablation: bool,
         baseline_path: Path | None, server: str | None, server_model: str | None, framework: str,
-        static: bool) -> None:
+        static: bool, fail_on: str) -> int:
     """The whole pipeline: input stage, sampling on the case's model, triage.
 
     Before sampling, the same model reads each document alone (the read tier),
@@ -89,11 +138,12 @@ def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, a
     console = Console()
     parsed = load_case(case)
     baseline = _baseline_environment(baseline_path) if baseline_path else None
-    remote = _remote(server, server_model, framework) if server else None
+    remote = _remote(server, server_model, framework) if server is not None else None
     if ablation and remote:
         raise click.UsageError("--ablation samples on the local model; it cannot be combined with --server")
+    settings = _settings()
     with console.progress() as progress:
-        report = _diagnoser(progress).run(
+        report = _diagnoser(progress, settings).run(
             parsed, ablation=ablation, baseline_environment=baseline, remote=remote, read=not static
         )
     outputs: dict[Path, str] = {}
@@ -109,6 +159,7 @@ def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, a
     else:
         console.summary(report)
         console.wrote(list(outputs))
+    return verdict_exit(report.verdict, fail_on)
 
 
 @cli.command()
@@ -116,7 +167,7 @@ def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, a
 @click.option("--baseline", help="A run directory, a run id under --runs-dir, or one report JSON (default: the latest finished run of this library).")
 @click.option("--junit", "junit_out", type=click.Path(dir_okay=False, path_type=Path), help="Write JUnit XML here (one test case per prompt).")
 @click.option("--markdown", "markdown_out", type=click.Path(dir_okay=False, path_type=Path), help="Write a Markdown summary here (fit for a pull-request comment).")
-@click.option("--fail-on", type=click.Choice(["warn", "fail", "never"]), default="fail", show_default=True, help="Exit 1 when a case's gate status reaches this level.")
+@fail_on_option("fail", "a case's gate status")
 @click.option("--tag", "tags", multiple=True, help="Only cases carrying this tag (repeatable: all must match).")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Processes, each with its own models (1 is right on 2 cores).")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True, help="Where runs are stored (one folder per run; an interrupted run resumes).")
@@ -136,6 +187,7 @@ def nightly(library: Path, baseline: str | None, junit_out: Path | None, markdow
     from diagnose.nightly.markdown import render_markdown
 
     console = Console()
+    _settings()  # a malformed RAG_DIAGNOSE_* variable is a usage error before any case runs
     with console.progress() as progress:
         progress.phase(f"nightly over {library}")
         started = [False]
@@ -169,7 +221,7 @@ def nightly(library: Path, baseline: str | None, junit_out: Path | None, markdow
                 click.echo(f"       {change.kind}: {change.message}")
     for path in outputs:
         click.echo(f"wrote {path}")
-    return result.exit_status()
+    return EXIT_GATE if result.failing(fail_on) else 0
 
 
 @cli.group()
@@ -180,10 +232,10 @@ def bench() -> None:
 @bench.command("sampling")
 @click.option("--case", "case_path", type=click.Path(dir_okay=False, path_type=Path), help="Benchmark this case's prompt (default: a built-in RAG prompt of about 3,000 tokens).")
 @click.option("--seeds", type=click.IntRange(1, 256), default=16, show_default=True, help="Samples per temperature.")
-@click.option("--temperatures", default="0.5,0.8,1.2", show_default=True, help="Comma-separated, each above 0.")
+@click.option("--temperatures", type=CommaFloats(), default="0.5,0.8,1.2", show_default=True, help="Comma-separated, each above 0.")
 @click.option("--max-new-tokens", type=click.IntRange(1, 4096), default=64, show_default=True)
 @click.option("--random-model", type=click.Choice(["tiny", "1b"]), help="Instead of the case's model, a seeded random-initialised Llama of this shape (for GPU hosts without model weights).")
-def bench_sampling(case_path: Path | None, seeds: int, temperatures: str, max_new_tokens: int,
+def bench_sampling(case_path: Path | None, seeds: int, temperatures: list[float], max_new_tokens: int,
                    random_model: str | None) -> None:
     """Shared-prefix batched engine vs HF generate(num_return_sequences=seeds) per temperature.
 
@@ -195,22 +247,27 @@ def bench_sampling(case_path: Path | None, seeds: int, temperatures: str, max_ne
     from diagnose.case import case_from_dict
     from diagnose.case_file import load_case
     from diagnose.console import Console
-    from diagnose.errors import CaseError
+    from diagnose.errors import UsageError
     from diagnose.models import ModelRegistry
-    from diagnose.settings import Settings
 
-    try:
-        temps = [float(t) for t in temperatures.split(",") if t.strip()]
-    except ValueError:
-        raise CaseError("--temperatures", "must be comma-separated numbers", temperatures) from None
+    temps = temperatures
+    shown = ",".join(f"{t:g}" for t in temps)
     if any(t <= 0 for t in temps):
-        raise CaseError("--temperatures", "the bench compares sampling: each must be above 0", temperatures)
+        raise click.BadParameter(f"{shown}: the bench compares sampling, so each must be above 0",
+                                 param_hint="'--temperatures'")
     data = msgspec.to_builtins(load_case(case_path) if case_path else builtin_case())
     data["sampling"].update(seeds=seeds, temperatures=temps, max_new_tokens=max_new_tokens)
-    case = case_from_dict(data)  # validated again: temperatures stay in range
+    try:
+        case = case_from_dict(data)  # validated again: temperatures stay in range
+    except CaseError as exc:
+        option = _BENCH_OPTIONS.get(exc.field.split("[", 1)[0])
+        if option is None:  # a field of the --case file itself
+            raise
+        raise UsageError(f"{option}: {exc}") from None
+    settings = _settings()
     console = Console()
     with console.progress() as progress:
-        registry = ModelRegistry(Settings.from_env().models, notify=progress.phase)
+        registry = ModelRegistry(settings.models, notify=progress.phase)
         progress.phase("loading generator")
         if random_model:
             from diagnose.models import pick_device, pick_dtype
@@ -253,7 +310,6 @@ def bench_inputs(cases_dirs: tuple[Path, ...], out: Path | None, truth: Path | N
     from diagnose.inputs.bench import DEFAULT_SCORER, run_inputs_bench
     from diagnose.inputs.embed import CachedEmbedder
     from diagnose.models import ModelRegistry
-    from diagnose.settings import Settings
 
     if truth is not None and len(cases_dirs) > 1:
         raise click.UsageError("--truth names one truth file: give one CASES_DIR with it (or let each folder's truth.jsonl be found)")
@@ -265,7 +321,7 @@ def bench_inputs(cases_dirs: tuple[Path, ...], out: Path | None, truth: Path | N
         found = truth or next((t for t in (folder / "truth.jsonl", folder.parent / "truth.jsonl") if t.is_file()), None)
         target = out / _set_name(folder) if out is not None and len(cases_dirs) > 1 else out
         plan.append((folder, paths, found, target))
-    settings = Settings.from_env()
+    settings = _settings()
     with Console().progress() as progress:
         registry = ModelRegistry(settings.models, notify=progress.phase)
         model = registry.embedder().model
@@ -300,10 +356,21 @@ def _set_name(folder: Path) -> str:
     return folder.parent.name if folder.name == "cases" else folder.name
 
 
+#: The case fields `bench sampling` sets from its options (a bad value names the option).
+_BENCH_OPTIONS = {"sampling.temperatures": "--temperatures", "sampling.seeds": "--seeds",
+                  "sampling.max_new_tokens": "--max-new-tokens"}
+
+
 def _remote(server: str, model: str | None, framework: str):
+    from urllib.parse import urlsplit
+
     from diagnose.sampling.remote import RemoteBackend
 
-    if not model:
+    parts = urlsplit(server.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise click.BadParameter(f"{server!r} is not a base URL; expected http(s)://HOST[:PORT]/v1",
+                                 param_hint="'--server'")
+    if not model or not model.strip():
         raise click.UsageError("--server needs --server-model (the model name the server serves)")
     return RemoteBackend(server, model, framework, api_key=os.environ.get("DIAGNOSE_OPENAI_API_KEY"))
 
@@ -324,11 +391,17 @@ def _baseline_environment(path: Path) -> dict:
     return environment
 
 
-def _diagnoser(progress):
-    from diagnose.pipeline import Diagnoser
+def _settings():
+    """Settings from the environment; a malformed variable is a usage error naming it (exit 2)."""
     from diagnose.settings import Settings
 
-    return Diagnoser.from_settings(Settings.from_env(), progress)
+    return Settings.from_env()
+
+
+def _diagnoser(progress, settings=None):
+    from diagnose.pipeline import Diagnoser
+
+    return Diagnoser.from_settings(settings or _settings(), progress)
 
 
 def _register_service_commands() -> None:
@@ -360,7 +433,7 @@ def _run(invoke: Callable[[], object], debug: bool) -> int:
         returned = invoke()
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
-        return 1
+        return EXIT_INTERNAL
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
@@ -372,15 +445,15 @@ def _run(invoke: Callable[[], object], debug: bool) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         click.echo("interrupted; nothing was written", err=True)
-        return 1
+        return EXIT_INTERNAL
     except Exception as exc:  # an internal failure: exit 1, say so plainly
         click.echo(f"internal error: {type(exc).__name__}: {exc}", err=True)
         if debug:
             traceback.print_exc()
         else:
             click.echo("(run with --debug for the traceback)", err=True)
-        return 1
-    # A command may return an exit status (nightly: the gate under --fail-on).
+        return EXIT_INTERNAL
+    # A command may return an exit status: EXIT_GATE when --fail-on was reached.
     return returned if isinstance(returned, int) else 0
 
 

@@ -82,21 +82,23 @@ def worker(name: str | None) -> None:
     """Run diagnoses from the PostgreSQL job queue (DATABASE_URL), one at a time.
 
     Start one per GPU or per machine; each loads its own models. A worker that
-    dies mid-job stops sending heartbeats and its job runs again on another
-    worker. SIGTERM stops after putting the running diagnosis back on the queue.
+    dies or freezes mid-job stops sending heartbeats and within
+    RAG_DIAGNOSE_STALLED_AFTER_S its job runs again on another worker, at most
+    RAG_DIAGNOSE_MAX_ATTEMPTS times. A job past RAG_DIAGNOSE_JOB_TIMEOUT_S fails;
+    one stuck past it without reporting progress makes the worker exit (code 75)
+    for its supervisor to restart. SIGTERM stops after putting the running
+    diagnosis back on the queue.
     """
     import logging
     import os
     import socket
 
+    from api.app import build_runner
     from api.db.migrate import upgrade
     from api.db.session import Database
     from api.jobs.postgres import PostgresQueue
-    from api.jobs.runner import DiagnosisRunner
     from api.services.nightly import NightlyService
-    from api.services.nightly_gate import RunFinalizer
     from diagnose.errors import UsageError
-    from diagnose.pipeline import Diagnoser
 
     settings = _settings()
     if not settings.uses_postgres:
@@ -105,14 +107,14 @@ def worker(name: str | None) -> None:
     logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     upgrade(settings.database_url)
     database = Database(settings.database_url)
-    runner = DiagnosisRunner(database, lambda: Diagnoser.from_settings(settings.engine),
-                             on_finished=RunFinalizer(database))
-    queue = PostgresQueue(settings.database_url, settings.queue.stalled_after_s, settings.queue.nightly_cron)
+    runner = build_runner(settings, database)
+    queue = PostgresQueue(settings.database_url, settings.queue.stalled_after_s, settings.queue.nightly_cron,
+                          max_attempts=settings.queue.max_attempts)
     nightly_tags = [t.strip() for t in settings.queue.nightly_tags.split(",") if t.strip()]
     name = name or f"{socket.gethostname()}:{os.getpid()}"
     click.echo(f"worker {name} waiting for diagnoses", err=True)
     queue.run_worker(runner, heartbeat_s=settings.queue.heartbeat_s, name=name,
-                     start_nightly=lambda: NightlyService(database, queue).start_run(nightly_tags))
+                     start_nightly=lambda: NightlyService(database, queue, settings=settings).start_run(nightly_tags))
 
 
 @click.group()

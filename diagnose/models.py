@@ -9,17 +9,26 @@ Hugging Face model directory or an existing ``.gguf`` file is a CaseError.
 Loading a GGUF through transformers de-quantizes it (about 30 s on 2 cores).
 The first load therefore writes a safetensors cache keyed by the GGUF's
 content hash; later loads read that cache in well under a second.
+
+Counting tokens (``diagnose inputs``, the service's size checks) needs only the
+tokenizer and the context window: those are read from the GGUF's metadata
+without touching its weights, and cached in a small tokenizer directory keyed by
+the same hash (the converted model cache serves as well once it exists).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
+import struct
 import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -118,6 +127,141 @@ def pick_dtype(setting: str, device: str):
         raise ModelError(f"unknown dtype setting {setting!r}") from None
 
 
+def _model_cache_dir(source: ModelSource, cache_root: Path, digest: str) -> Path:
+    return cache_root / "models" / f"{Path(source.gguf_file or '').stem}-{digest[:16]}"
+
+
+def gguf_tokenizer_dir(
+    source: ModelSource, cache_root: Path, notify: Notify, sha256: Callable[[Path], str] = file_sha256
+) -> tuple[Path, int | None]:
+    """A directory to load a GGUF model's tokenizer from, without converting its weights.
+
+    Returns (directory, context window): the converted model cache when it exists
+    (context window None: read its config.json), else a tokenizer-only cache built
+    once from the GGUF's metadata (the tokenizer transformers derives from the GGUF,
+    as the model cache holds it, and the context length), written to a temp
+    directory and renamed into place.
+    """
+    from transformers import AutoTokenizer
+
+    digest = sha256(source.path)
+    model_cache = _model_cache_dir(source, cache_root, digest)
+    if (model_cache / "config.json").is_file():
+        return model_cache, None
+    target = cache_root / "tokenizers" / model_cache.name
+    meta = target / _COUNTER_FILE
+    if meta.is_file() and (target / "tokenizer_config.json").is_file():
+        return target, int(json.loads(meta.read_text(encoding="utf-8"))["context_window"])
+    notify(f"reading the tokenizer of {source.gguf_file} (first run only)")
+    window = gguf_context_length(source.path)
+    with _staged_cache(target, ".tokenizer-") as staging:
+        tokenizer = AutoTokenizer.from_pretrained(source.directory, gguf_file=source.gguf_file)
+        if window is None:  # metadata without a context length: let transformers read the config
+            from transformers import AutoConfig
+
+            config = AutoConfig.from_pretrained(source.directory, gguf_file=source.gguf_file)
+            window = int(getattr(config, "max_position_embeddings", 0) or 0)
+        tokenizer.save_pretrained(staging)
+        (staging / _COUNTER_FILE).write_text(
+            json.dumps({"context_window": window, "source": str(source.path), "sha256": digest}), encoding="utf-8"
+        )
+    return target, window
+
+
+_COUNTER_FILE = "counter.json"
+
+
+@contextmanager
+def _staged_cache(target: Path, prefix: str) -> Iterator[Path]:
+    """A temp directory beside ``target``, renamed into place when the block ends well.
+
+    An interrupted write leaves nothing; a half-written ``target`` from an older
+    version is replaced. The GGUF reader's own tqdm bar is silenced meanwhile (it
+    would garble ours).
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=prefix, dir=target.parent))
+    quiet = os.environ.get("TQDM_DISABLE")
+    os.environ["TQDM_DISABLE"] = "1"
+    try:
+        yield staging
+        if target.exists():
+            shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    finally:
+        if quiet is None:
+            os.environ.pop("TQDM_DISABLE", None)
+        else:
+            os.environ["TQDM_DISABLE"] = quiet
+
+# GGUF metadata value types (https://github.com/ggml-org/ggml/blob/master/docs/gguf.md).
+_GGUF_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+_GGUF_STRING, _GGUF_ARRAY = 8, 9
+
+
+def gguf_context_length(path: Path) -> int | None:
+    """``<architecture>.context_length`` from a GGUF file's header, or None when absent.
+
+    Reads the key/value metadata in order and stops as soon as both
+    ``general.architecture`` and the context length are known (they come before
+    the tokenizer's large arrays), so it touches a few hundred bytes, never the
+    weights. Little-endian GGUF v2 and v3; anything else returns None.
+    """
+    try:
+        with path.open("rb") as handle:
+            if handle.read(4) != b"GGUF":
+                return None
+            (version,) = struct.unpack("<I", handle.read(4))
+            if version not in (2, 3):
+                return None
+            _tensors, count = struct.unpack("<QQ", handle.read(16))
+            architecture: str | None = None
+            lengths: dict[str, int] = {}
+            for _ in range(count):
+                key = _gguf_string(handle)
+                (kind,) = struct.unpack("<I", handle.read(4))
+                if key == "general.architecture" and kind == _GGUF_STRING:
+                    architecture = _gguf_string(handle)
+                elif key.endswith(".context_length") and kind in _GGUF_SCALARS and kind not in (6, 7, 12):
+                    fmt = "<" + _GGUF_SCALARS[kind]
+                    (lengths[key.rsplit(".", 1)[0]],) = struct.unpack(fmt, handle.read(struct.calcsize(fmt)))
+                else:
+                    _gguf_skip(handle, kind)
+                if architecture is not None and architecture in lengths:
+                    return int(lengths[architecture])
+    except (OSError, struct.error, UnicodeDecodeError, ValueError):
+        return None
+    return None
+
+
+def _gguf_string(handle) -> str:
+    (length,) = struct.unpack("<Q", handle.read(8))
+    data = handle.read(length)
+    if len(data) != length:
+        raise ValueError("truncated GGUF string")
+    return data.decode("utf-8")
+
+
+def _gguf_skip(handle, kind: int) -> None:
+    if kind in _GGUF_SCALARS:
+        handle.seek(struct.calcsize("<" + _GGUF_SCALARS[kind]), os.SEEK_CUR)
+    elif kind == _GGUF_STRING:
+        (length,) = struct.unpack("<Q", handle.read(8))
+        handle.seek(length, os.SEEK_CUR)
+    elif kind == _GGUF_ARRAY:
+        item, items = struct.unpack("<IQ", handle.read(12))
+        if item in _GGUF_SCALARS:
+            handle.seek(items * struct.calcsize("<" + _GGUF_SCALARS[item]), os.SEEK_CUR)
+        else:
+            for _ in range(items):
+                _gguf_skip(handle, item)
+    else:
+        raise ValueError(f"unknown GGUF value type {kind}")
+
+
 def materialize_gguf(
     source: ModelSource, cache_root: Path, notify: Notify, sha256: Callable[[Path], str] = file_sha256
 ) -> tuple[Path, float]:
@@ -131,16 +275,12 @@ def materialize_gguf(
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     digest = sha256(source.path)
-    target = cache_root / "models" / f"{Path(source.gguf_file or '').stem}-{digest[:16]}"
+    target = _model_cache_dir(source, cache_root, digest)
     if (target / "config.json").is_file():
         return target, 0.0
     notify(f"converting {source.gguf_file} to a safetensors cache (first run only, ~30 s)")
     started = time.perf_counter()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".convert-", dir=target.parent))
-    quiet = os.environ.get("TQDM_DISABLE")
-    os.environ["TQDM_DISABLE"] = "1"  # the GGUF reader's own bar would garble ours
-    try:
+    with _staged_cache(target, ".convert-") as staging:
         tokenizer = AutoTokenizer.from_pretrained(source.directory, gguf_file=source.gguf_file)
         loaded = AutoModelForCausalLM.from_pretrained(source.directory, gguf_file=source.gguf_file)
         rebuilt = AutoModelForCausalLM.from_config(loaded.config)
@@ -149,15 +289,6 @@ def materialize_gguf(
         rebuilt.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
         (staging / "SOURCE").write_text(f"{source.path}\nsha256={digest}\n", encoding="utf-8")
-        os.replace(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    finally:
-        if quiet is None:
-            os.environ.pop("TQDM_DISABLE", None)
-        else:
-            os.environ["TQDM_DISABLE"] = quiet
     return target, time.perf_counter() - started
 
 
@@ -254,7 +385,8 @@ class ModelRegistry:
         return self._generators[name]
 
     def prompt_counter(self, name: str = "default") -> "PromptCounter":
-        """Tokenizer and context window of a generator, without loading its weights."""
+        """Tokenizer and context window of a generator, without loading (or, for a GGUF,
+        converting) its weights."""
         if name in self._generators:
             backend = self._generators[name]
             return backend.counter
@@ -269,14 +401,16 @@ class ModelRegistry:
         from diagnose.sampling.backend import PromptCounter
 
         source = resolve_generator(name)
-        directory = (
-            materialize_gguf(source, self.settings.cache_dir, self._notify, self._sha256)[0]
+        directory, window = (
+            gguf_tokenizer_dir(source, self.settings.cache_dir, self._notify, self._sha256)
             if source.gguf_file
-            else source.directory
+            else (source.directory, None)
         )
         tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
-        config = AutoConfig.from_pretrained(directory, local_files_only=True)
-        return PromptCounter(tokenizer, int(getattr(config, "max_position_embeddings", 0) or 0))
+        if window is None:
+            config = AutoConfig.from_pretrained(directory, local_files_only=True)
+            window = int(getattr(config, "max_position_embeddings", 0) or 0)
+        return PromptCounter(tokenizer, window)
 
     def _identity(self, source: ModelSource, directory: Path, device: str, dtype: Any) -> dict:
         return {

@@ -122,6 +122,8 @@ class Diagnoser:
             analysis,
             on_step=lambda position, live: self.progress.update(position),
             seed_offset=seed_offset,
+            regex_timeout_s=self.settings.triage.regex_timeout_s,
+            regex_budget_s=self.settings.triage.regex_budget_s,
         )
         self.progress.phase("determinism check")
         probe = max(traces, key=lambda tr: (tr.row.temperature, -tr.row.seed))

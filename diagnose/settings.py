@@ -7,11 +7,17 @@ frozen dataclass; engine modules receive the group they need.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
+from diagnose.errors import SettingError
 from diagnose.inputs.settings import InputSettings
 from diagnose.triage.thresholds import TriageThresholds
+
+T = TypeVar("T")
 
 
 def _default_cache_dir() -> Path:
@@ -54,16 +60,72 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> "Settings":
-        """Build settings from ``RAG_DIAGNOSE_*`` variables and ``DATABASE_URL``."""
+        """Build settings from ``RAG_DIAGNOSE_*`` variables and ``DATABASE_URL``.
+
+        A variable that is set but malformed raises :class:`SettingError` (a usage
+        error, exit 2) naming the variable and the form it expects."""
         env = dict(os.environ if environ is None else environ)
-        models = ModelSettings()
-        if "RAG_DIAGNOSE_CACHE_DIR" in env:
-            models = replace(models, cache_dir=Path(env["RAG_DIAGNOSE_CACHE_DIR"]))
-        if "RAG_DIAGNOSE_DEVICE" in env:
-            models = replace(models, device=env["RAG_DIAGNOSE_DEVICE"])
-        if "RAG_DIAGNOSE_DTYPE" in env:
-            models = replace(models, dtype=env["RAG_DIAGNOSE_DTYPE"])
-        if "RAG_DIAGNOSE_THREADS" in env:
-            models = replace(models, threads=int(env["RAG_DIAGNOSE_THREADS"]))
-        database = DatabaseSettings(url=env.get("DATABASE_URL", DatabaseSettings.url))
+        models = ModelSettings(**{
+            name: value
+            for name, variable, parse, expected in _MODEL_VARIABLES
+            if (value := env_value(env, variable, parse, expected)) is not None
+        })
+        url = env_value(env, "DATABASE_URL", _database_url, _DATABASE_URL_FORM)
+        database = DatabaseSettings(url=url or DatabaseSettings.url)
         return cls(models=models, database=database)
+
+
+def env_value(env: Mapping[str, str], variable: str, parse: Callable[[str], T], expected: str) -> T | None:
+    """``parse(env[variable])``, None when the variable is unset.
+
+    ``parse`` raises ValueError (or TypeError) on a malformed value; that becomes a
+    :class:`SettingError` naming ``variable`` and ``expected`` (the accepted form).
+    Every variable :meth:`Settings.from_env` reads goes through here.
+    """
+    raw = env.get(variable)
+    if raw is None:
+        return None
+    try:
+        return parse(raw)
+    except (ValueError, TypeError):
+        raise SettingError(variable, expected, raw) from None
+
+
+def _non_negative_int(raw: str) -> int:
+    value = int(raw.strip())
+    if value < 0:
+        raise ValueError(raw)
+    return value
+
+
+def _one_of_pattern(pattern: str) -> Callable[[str], str]:
+    compiled = re.compile(pattern)
+
+    def parse(raw: str) -> str:
+        value = raw.strip()
+        if not compiled.fullmatch(value):
+            raise ValueError(raw)
+        return value
+
+    return parse
+
+
+def _directory(raw: str) -> Path:
+    if not raw.strip():
+        raise ValueError(raw)
+    return Path(raw).expanduser()
+
+
+_database_url = _one_of_pattern(r"(sqlite|postgresql)(\+\w+)?://.*")
+_DATABASE_URL_FORM = "sqlite:///PATH or postgresql://USER@HOST:PORT/DB"
+
+#: (ModelSettings field, variable, parser, the expected form as the error states it)
+_MODEL_VARIABLES: tuple[tuple[str, str, Callable[[str], Any], str], ...] = (
+    ("cache_dir", "RAG_DIAGNOSE_CACHE_DIR", _directory, "a directory path"),
+    ("device", "RAG_DIAGNOSE_DEVICE", _one_of_pattern(r"auto|cpu|mps|cuda(:\d+)?"),
+     "auto, cpu, mps, cuda or cuda:N"),
+    ("dtype", "RAG_DIAGNOSE_DTYPE", _one_of_pattern(r"auto|float32|bfloat16|float16"),
+     "auto, float32, bfloat16 or float16"),
+    ("threads", "RAG_DIAGNOSE_THREADS", _non_negative_int,
+     "a whole number of threads, 0 or more (0: torch's own choice)"),
+)

@@ -9,6 +9,7 @@ import pytest
 
 from diagnose.case import (
     CONSTRAINT_TYPES,
+    MAX_NESTING,
     MAX_SEEDS,
     Case,
     Document,
@@ -232,6 +233,83 @@ def test_constructor_validates_too() -> None:
         Case(id="c", question="q", sampling=SamplingSpec(top_k=-3))
     assert info.value.field == "sampling.top_k"
     assert "-3" in str(info.value)
+
+
+# --- non-finite numbers, whole-string ids, nesting ----------------------------------------
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        (with_("documents", [{"id": "d1", "text": "x", "score": "NaN"}]), "documents[0].score"),
+        (with_("documents", [{"id": "d1", "text": "x", "score": 0.5},
+                             {"id": "d2", "text": "y", "score": "Infinity"}]), "documents[1].score"),
+        (with_("documents", [{"id": "d1", "text": "x", "score": "-inf"}]), "documents[0].score"),
+        (with_("documents", [{"id": "d1", "text": "x", "score": NAN}]), "documents[0].score"),
+        (with_("documents", [{"id": "d1", "text": "x", "score": -INF}]), "documents[0].score"),
+        (with_("sampling.temperatures", [0.2, NAN]), "sampling.temperatures[1]"),
+        (with_("sampling.temperatures", ["nan"]), "sampling.temperatures[0]"),
+        (with_("sampling.top_p", NAN), "sampling.top_p"),
+        (with_("sampling.top_p", "Infinity"), "sampling.top_p"),
+        (with_("sampling.repetition_penalty", INF), "sampling.repetition_penalty"),
+        (with_("sampling.repetition_penalty", "NaN"), "sampling.repetition_penalty"),
+    ],
+)
+def test_non_finite_numbers_are_refused_naming_the_field(data: dict, field: str) -> None:
+    # A NaN score passed every check (no range) and reached the database: PostgreSQL's
+    # jsonb refused it (a 500), SQLite stored non-standard JSON.
+    err = error_for(data)
+    assert err.field == field
+    assert str(err).startswith(f"{field}: must be a finite number")
+
+
+def test_non_finite_numbers_are_refused_from_the_python_api() -> None:
+    from langchain_core.documents import Document as LCDocument
+
+    with pytest.raises(CaseError) as info:
+        Case(id="c", question="q", documents=[Document(id="a", text="x", score=NAN)])
+    assert info.value.field == "documents[0].score"
+    with pytest.raises(CaseError) as info:
+        Case(id="c", question="q", documents=[LCDocument(page_content="a"),
+                                              LCDocument(page_content="b", metadata={"score": INF})])
+    assert info.value.field == "documents[1].score"
+    with pytest.raises(CaseError) as info:
+        Case(id="c", question="q", sampling=SamplingSpec(temperatures=[0.7, -INF]))
+    assert info.value.field == "sampling.temperatures[1]"
+
+
+def test_finite_extremes_are_still_accepted() -> None:
+    docs = [{"id": "a", "text": "x", "score": -1e308}, {"id": "b", "text": "y", "score": 5e-324}]
+    assert [d.score for d in case_from_dict(with_("documents", docs)).documents] == [-1e308, 5e-324]
+
+
+@pytest.mark.parametrize("case_id", ["abc\n", "abc\r\n", "\nabc", "a\nb", "abc\x00", "abc "])
+def test_id_must_match_as_a_whole(case_id: str) -> None:
+    # ``^...$`` with re.match let "abc\n" through: ``$`` also matches before a final newline.
+    err = error_for(with_("id", case_id))
+    assert err.field == "id"
+    assert repr(case_id) in str(err)
+
+
+def test_case_data_nested_too_deeply_is_refused_without_recursing() -> None:
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    err = error_for(with_("tags", deep))
+    assert err.field == "$"
+    assert f"nested more than {MAX_NESTING} levels" in str(err)
+    cyclic: dict = {"id": "c", "question": "q"}
+    cyclic["system"] = cyclic
+    assert error_for(cyclic).field == "$"
+
+
+def test_nesting_up_to_the_limit_reaches_the_type_checks() -> None:
+    nested: list = []
+    for _ in range(MAX_NESTING - 2):  # the case mapping and its tags list are two levels
+        nested = [nested]
+    assert error_for(with_("tags", nested)).field == "tags[0]"
 
 
 # --- LangChain documents -------------------------------------------------------------------

@@ -126,6 +126,71 @@ def test_field_errors_pass_through(tmp_path: Path) -> None:
     assert "1.5" in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "name, text, field, shown",
+    [
+        ("c.yaml", "id: c1\nquestion: q\ndocuments:\n  - {id: d1, text: t, score: .nan}\n", "documents[0].score", "nan"),
+        ("c.yaml", "id: c1\nquestion: q\ndocuments:\n  - {id: d1, text: t, score: -.inf}\n", "documents[0].score", "-inf"),
+        ("c.yaml", "id: c1\nquestion: q\nsampling: {temperatures: [0.2, .inf]}\n", "sampling.temperatures[1]", "inf"),
+        ("c.json", '{"id": "c1", "question": "q", "documents": [{"id": "d1", "text": "t", "score": NaN}]}',
+         "documents[0].score", "nan"),
+        ("c.json", '{"id": "c1", "question": "q", "sampling": {"top_p": Infinity}}', "sampling.top_p", "inf"),
+        ("c.json", '{"id": "c1", "question": "q", "documents": [{"id": "d1", "text": "t", "score": 1e999}]}',
+         "documents[0].score", "inf"),
+    ],
+)
+def test_non_finite_numbers_in_a_file_name_the_field(tmp_path: Path, name: str, text: str, field: str,
+                                                       shown: str) -> None:
+    # YAML's .nan/.inf and Python's json (NaN, Infinity, 1e999) all give non-finite floats.
+    f = tmp_path / name
+    f.write_text(text, encoding="utf-8")
+    with pytest.raises(CaseError) as info:
+        load_case(f)
+    assert info.value.field == field
+    assert str(info.value) == f"{field}: must be a finite number (got {shown})"
+
+
+@pytest.mark.parametrize("name", ["c.yaml", "c.json"])
+def test_id_with_a_trailing_newline_is_refused(tmp_path: Path, name: str) -> None:
+    f = tmp_path / name
+    f.write_text(json.dumps({"id": "c1\n", "question": "q"}), encoding="utf-8")  # JSON is YAML too
+    with pytest.raises(CaseError) as info:
+        load_case(f)
+    assert info.value.field == "id"
+
+
+@pytest.mark.parametrize("name", ["deep.yaml", "deep.json"])
+def test_deeply_nested_file_is_a_case_error(tmp_path: Path, name: str) -> None:
+    # Both parsers recurse per level: a RecursionError, exit 1 as an internal failure.
+    f = tmp_path / name
+    f.write_text('{"id": "c1", "question": "q", "tags": ' + "[" * 50_000 + "]" * 50_000 + "}", encoding="utf-8")
+    with pytest.raises(CaseError) as info:
+        load_case(f)
+    assert info.value.field == "$"
+    assert "nested more than" in str(info.value)
+    assert info.value.exit_code == 2
+
+
+@pytest.mark.parametrize("name", ["deep.yaml", "deep.json"])
+def test_nesting_the_parser_survives_is_refused_before_the_case_is_read(tmp_path: Path, name: str) -> None:
+    f = tmp_path / name
+    f.write_text('{"id": "c1", "question": "q", "tags": ' + "[" * 200 + "]" * 200 + "}", encoding="utf-8")
+    with pytest.raises(CaseError) as info:
+        load_case(f)
+    assert info.value.field == "$"
+
+
+@pytest.mark.parametrize("name", ["big.yaml", "big.json"])
+def test_integer_too_long_to_parse_is_a_case_error(tmp_path: Path, name: str) -> None:
+    # Python refuses int() of more than 4300 digits with a ValueError: exit 1 before.
+    f = tmp_path / name
+    f.write_text('{"id": "c1", "question": "q", "sampling": {"top_k": ' + "9" * 5000 + "}}", encoding="utf-8")
+    with pytest.raises(CaseError) as info:
+        load_case(f)
+    assert info.value.field == "$"
+    assert "4300 digits" in str(info.value)
+
+
 def test_missing_file_is_usage_error(tmp_path: Path) -> None:
     missing = tmp_path / "nope.yaml"
     with pytest.raises(UsageError) as info:

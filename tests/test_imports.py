@@ -31,3 +31,31 @@ def test_public_api_names():
     assert callable(diagnose_inputs) and callable(diagnose_case)
     for name in diagnose.__all__:
         assert getattr(diagnose, name) is not None
+
+
+def test_no_import_cycles():
+    """Every module of the engine and the service can be read without its importers.
+
+    grimp (import-linter's graph) sees function-level imports too, so a cycle
+    hidden behind a deferred import still counts; TYPE_CHECKING imports do not.
+    """
+    import grimp
+
+    graph = grimp.build_graph("diagnose", "api", exclude_type_checking_imports=True)
+    cycles = sorted(
+        " -> ".join((module, *graph.find_shortest_chain(importer=imported, imported=module)))
+        for module in graph.modules
+        for imported in graph.find_modules_directly_imported_by(module)
+        if graph.chain_exists(importer=imported, imported=module)
+    )
+    assert cycles == []
+
+
+def test_only_the_service_commands_import_the_service():
+    """``diagnose serve`` / ``worker`` start the service, so ``diagnose.cli_service`` imports
+    ``api`` (inside its commands); no other engine module may, even through a chain."""
+    import grimp
+
+    graph = grimp.build_graph("diagnose", "api", exclude_type_checking_imports=True)
+    graph.remove_module("diagnose.cli_service")
+    assert graph.find_shortest_chains(importer="diagnose", imported="api") == set()

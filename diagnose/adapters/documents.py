@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from diagnose.document import Document
 from diagnose.errors import CaseError
 
 
 def to_document(obj: Any, index: int):
     """Convert ``obj`` (our Document, a mapping, or a LangChain Document) to a Document."""
-    from diagnose.case import Document
-
     if isinstance(obj, Document):
         return obj
     if isinstance(obj, dict):

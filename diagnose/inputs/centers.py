@@ -9,8 +9,14 @@ centers by descending mass, then by their first document's index.
 
 from __future__ import annotations
 
-import faiss
 import numpy as np
+
+try:
+    import faiss
+except ImportError as exc:  # neither build installed: say which extra brings one
+    raise ImportError(
+        "faiss is not installed: pip install 'rag-diagnose[cpu]' (faiss-cpu) or 'rag-diagnose[gpu]' (faiss-gpu-cu12)"
+    ) from exc
 
 
 def similarity_pairs(emb: np.ndarray, threshold: float) -> list[tuple[int, int, float]]:

@@ -32,7 +32,7 @@ from diagnose.inputs import layout
 from diagnose.inputs.answers import (
     NAME_PREFIX, SOFT_PREFIXES, DocAnswer, disagree, edited_answers, name_answers, shared_keys, stance_answers, stance_camps, value_answers,
 )
-from diagnose.inputs.claims import Claim, document_sentences, find_claims
+from diagnose.inputs.claims import document_sentences, find_claims
 from diagnose.inputs.embed import l2_normalise
 from diagnose.inputs.instructions import instruction_conflicts
 from diagnose.inputs.noise import isolation, noise_mask, text_features

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
-from diagnose.errors import UsageError
+from diagnose.errors import EXIT_GATE, UsageError
 from diagnose.nightly.library import discover
 from diagnose.nightly.runner import (
     CaseRecord, DiagnoseFactory, DiagnoseFn, RunRecord, load_run, new_run_id, run_library, seed_offset_for,
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 FailOn = Literal["warn", "fail", "never"]
 #: Exit status when the gate trips (``--fail-on``); 0 otherwise.
-GATE_FAILED_EXIT = 1
+GATE_FAILED_EXIT = EXIT_GATE
 _RANK = {"pass": 0, "warn": 1, "fail": 2}
 
 

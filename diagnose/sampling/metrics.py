@@ -173,7 +173,10 @@ def semantic_entropy(cluster_ids: Sequence[int]) -> float:
 def compliance_rate(flags: Sequence[bool]) -> float:
     """Share of samples that pass every constraint (``flags[i]``: sample ``i`` passed).
 
-    With no constraints every flag is True, so the rate is 1.0.
+    With no constraints every flag is True, so the rate is 1.0. A regex constraint
+    stopped at its time limit is left out of the flags (its result is unknown, see
+    :class:`diagnose.sampling.constraints.ConstraintChecker`); the run lists it in
+    ``unavailable``.
     """
     _require_samples("compliance_rate", len(flags))
     return sum(1 for f in flags if f) / len(flags)

@@ -14,10 +14,11 @@ from diagnose.prompt import build_messages
 from diagnose.report import Bifurcation, Sample, SamplingReport, TemperatureRun
 from diagnose.sampling import metrics
 from diagnose.sampling.backend import Backend
-from diagnose.sampling.constraints import passes_all
+from diagnose.sampling.constraints import ConstraintChecker
 from diagnose.sampling.engine import StepCallback, Trace, decode_rows, rows_for
 from diagnose.sampling.pull import attribute_samples
 from diagnose.sampling.semantic import meaning_clusters, split_clusters
+from diagnose.triage.thresholds import TriageThresholds
 
 BIFURCATION_MARGIN = 0.1
 """Top-2 probability gap under which a position counts as nearly tied."""
@@ -31,10 +32,19 @@ def run_sampling(
     analysis: InputAnalysis,
     on_step: StepCallback | None = None,
     seed_offset: int = 0,
+    regex_timeout_s: float = TriageThresholds.regex_timeout_s,
+    regex_budget_s: float = TriageThresholds.regex_budget_s,
 ) -> tuple[SamplingReport, list[Trace]]:
+    """Sample every row, then measure each temperature.
+
+    ``regex_timeout_s`` / ``regex_budget_s`` (``Settings.triage``) bound the case's
+    regex constraints: one checker spans every temperature, so a pattern stopped at
+    its limit is not run again (see :class:`ConstraintChecker`).
+    """
     started = time.perf_counter()
     rows = rows_for(case.sampling, seed_offset)
     traces = sample_traces(case, backend, prompt_ids, rows, on_step)
+    checker = ConstraintChecker(case.constraints, regex_timeout_s, regex_budget_s)
     runs = [
         measure_run(
             case,
@@ -42,6 +52,7 @@ def run_sampling(
             [tr for tr in traces if tr.row.temperature == temperature],
             embedder,
             analysis,
+            checker,
         )
         for temperature in case.sampling.temperatures
     ]
@@ -64,11 +75,16 @@ def measure_run(
     traces: list[Trace],
     embedder: Embedder,
     analysis: InputAnalysis,
+    checker: ConstraintChecker | None = None,
 ) -> TemperatureRun:
     """All contract metrics for one temperature's samples (traces in seed order).
 
     Metrics the backend cannot compute exactly (``backend.unavailable``, e.g. a
     remote server that returns no processed distribution) are reported as None.
+    A regex constraint ``checker`` stopped at its time limit is listed in
+    ``unavailable`` as ``constraints[i]``, with ``compliance_rate``, which then
+    judges the other constraints only. Without ``checker``, a fresh one with the
+    default limits.
     """
     unavailable = list(getattr(backend, "unavailable", ()))
     # A remote server's own text is exact; its per-token strings can be lossy.
@@ -86,7 +102,8 @@ def measure_run(
     )
     # Samples that follow different centers differ in meaning, however alike their wording.
     clusters = split_clusters(meaning_clusters(texts, embeddings), followed)
-    compliant = [passes_all(case.constraints, text) for text in texts]
+    compliant, unknown = (checker or ConstraintChecker(case.constraints)).check(texts)
+    undecided = ["compliance_rate", *(f"constraints[{i}]" for i in unknown)] if unknown else []
     positions = sample_positions(analysis, embeddings)
     first_tokens = [tr.steps[0].token for tr in traces if tr.steps]
     samples = [
@@ -121,7 +138,7 @@ def measure_run(
         samples=samples,
         first_tokens=_first_token_counts(backend, first_tokens),
         entropy_by_position=[] if "mean_entropy" in unavailable else _entropy_by_position(traces),
-        unavailable=unavailable,
+        unavailable=unavailable + undecided,
         bifurcations=_bifurcations(backend, traces),
         temperature_last_divergence=round(metrics.order_divergence([tr.steps for tr in traces]), 4),
     )

@@ -23,7 +23,7 @@ HAN = re.compile(r"[\u4e00-\u9fff]")
 #: line breaks, row breaks of flattened tables (two pipes in a row: the cells
 #: of one row stay together, so a row states one thing) and bullets.
 _BREAK = re.compile(r"(?<=[.!?;])\s+(?=\S)|(?<=[。！？；])|\n+|\|(?:\s*\|)+|\s•\s|\s·\s")
-_LATIN_WORD = re.compile(rf"[^\W_]+(?:[.'’-][^\W_]+)*", re.UNICODE)
+_LATIN_WORD = re.compile(r"[^\W_]+(?:[.'’-][^\W_]+)*", re.UNICODE)
 #: Function words of the question languages: they carry no topic, so they never
 #: make a sentence look relevant. Grammar words only, no topic vocabulary.
 FUNCTION_WORDS = frozenset(

@@ -2,21 +2,72 @@
 
 from __future__ import annotations
 
+import math
+import re
+
+from diagnose.report import TemperatureRun
 from diagnose.triage.context import Flag, TriageContext
 
 
+def normalized_first_token_divergence(divergence: float, n: int) -> float:
+    """First-token divergence on a scale that does not depend on n.
+
+    ``divergence`` is distinct first tokens / n (contract section 3: 1/n when all
+    agree, 1 when all differ). Returns (distinct - 1) / (n - 1): 0 when all samples
+    agree, 1 when all differ, for any n >= 2 (0.0 for n <= 1).
+    """
+    if n <= 1:
+        return 0.0
+    distinct = max(1, round(divergence * n))
+    return min(1.0, (distinct - 1) / (n - 1))
+
+
+def normalized_semantic_entropy(entropy: float, n: int) -> float:
+    """Semantic entropy (nats) over its maximum ln n for n samples.
+
+    0 when every sample means the same, 1 when all n differ, for any n >= 2
+    (0.0 for n <= 1, where nothing can differ).
+    """
+    if n <= 1:
+        return 0.0
+    return min(1.0, max(0.0, entropy / math.log(n)))
+
+
+def _agreement(run: TemperatureRun) -> dict[str, float | int]:
+    """A run's raw and n-normalised agreement metrics, as rules report them."""
+    return {
+        "n": run.n,
+        "semantic_entropy": round(run.semantic_entropy, 3),
+        "semantic_entropy_max": round(math.log(run.n), 3) if run.n > 1 else 0.0,
+        "semantic_entropy_normalized": round(normalized_semantic_entropy(run.semantic_entropy, run.n), 3),
+        "first_token_divergence": round(run.first_token_divergence, 3),
+        "distinct_first_tokens": max(1, round(run.first_token_divergence * run.n)),
+        "first_token_divergence_normalized": round(
+            normalized_first_token_divergence(run.first_token_divergence, run.n), 3),
+    }
+
+
 def weak_pull(ctx: TriageContext) -> Flag | None:
+    """The coolest run's samples disagree, on scales normalised for its n.
+
+    Raw semantic entropy can reach at most ln n (0.69 nats for 2 samples) and raw
+    first-token divergence is at least 1/n (0.5 for 2 samples), so fixed raw
+    thresholds fire always or never depending on the seed count. The rule compares
+    semantic entropy / ln n and (distinct first tokens - 1) / (n - 1) instead: both 0
+    when every sample agrees and 1 when all differ, whatever n is.
+    """
     runs = ctx.runs_by_temperature()
     if not runs:
         return None
     coolest = runs[0]
+    if coolest.n <= 1:
+        return None
     t = ctx.thresholds
+    semantic = normalized_semantic_entropy(coolest.semantic_entropy, coolest.n)
+    divergence = normalized_first_token_divergence(coolest.first_token_divergence, coolest.n)
     drifting = (
-        coolest.n > 1
-        and (
-            coolest.semantic_entropy >= t.weak_pull_semantic_entropy
-            or coolest.first_token_divergence >= t.weak_pull_first_token_divergence
-        )
+        semantic >= t.weak_pull_semantic_entropy_normalized
+        or divergence >= t.weak_pull_first_token_divergence_normalized
     )
     if not drifting:
         return None
@@ -24,11 +75,10 @@ def weak_pull(ctx: TriageContext) -> Flag | None:
         "warn",
         {
             "temperature": coolest.temperature,
-            "semantic_entropy": round(coolest.semantic_entropy, 3),
-            "first_token_divergence": round(coolest.first_token_divergence, 3),
+            **_agreement(coolest),
             "thresholds": {
-                "semantic_entropy": t.weak_pull_semantic_entropy,
-                "first_token_divergence": t.weak_pull_first_token_divergence,
+                "semantic_entropy_normalized": t.weak_pull_semantic_entropy_normalized,
+                "first_token_divergence_normalized": t.weak_pull_first_token_divergence_normalized,
             },
         },
         "Even at the lowest temperature the samples disagree in meaning: the context's pull "
@@ -57,13 +107,20 @@ def strong_pull(ctx: TriageContext) -> Flag | None:
 
 
 def split_center_pull(ctx: TriageContext) -> Flag | None:
+    """Two centers each pull at least ``split_pull_share`` of a run's samples, and at
+    least ``split_pull_min_samples`` samples each (with n <= 5 a single sample is
+    already a 0.2 share: one stray sample is not a split)."""
     share = ctx.thresholds.split_pull_share
+    least = ctx.thresholds.split_pull_min_samples
     for run in ctx.runs_by_temperature():
-        pulled = {c: f for c, f in run.center_pull.items() if c != "none" and f >= share}
+        pulled = {c: f for c, f in run.center_pull.items()
+                  if c != "none" and f >= share and round(f * run.n) >= least}
         if len(pulled) >= 2:
             return Flag(
                 "fail",
-                {"temperature": run.temperature, "center_pull": run.center_pull, "threshold": share},
+                {"temperature": run.temperature, "n": run.n, "center_pull": run.center_pull,
+                 "samples": {c: round(f * run.n) for c, f in pulled.items()},
+                 "threshold": share, "min_samples": least},
                 "The sampled answers follow different gravity centers from seed to seed: the "
                 "conflict in the documents shows up in the outputs. Resolve the conflicting "
                 "documents first; no sampling setting fixes this.",
@@ -153,4 +210,46 @@ def context_pull(ctx: TriageContext) -> Flag | None:
         "info", evidence,
         "The context narrows the outputs as expected (see the entropies with and without "
         "documents).",
+    )
+
+
+_STOPPED_CONSTRAINT = re.compile(r"constraints\[(\d+)\]")
+
+
+def constraint_timeout(ctx: TriageContext) -> Flag | None:
+    """A regex constraint was stopped at its time limit, so its compliance is unknown.
+
+    The sampling stage lists such a constraint as ``constraints[i]`` (with
+    ``compliance_rate``) in the ``unavailable`` of each run it could not judge
+    (:class:`diagnose.sampling.constraints.ConstraintChecker`); there
+    ``compliance_rate`` judges the other constraints only.
+    """
+    stopped: dict[int, list[float]] = {}
+    for run in ctx.runs_by_temperature():
+        for name in run.unavailable:
+            if found := _STOPPED_CONSTRAINT.fullmatch(name):
+                stopped.setdefault(int(found[1]), []).append(run.temperature)
+    if not stopped:
+        return None
+    constraints = ctx.case.constraints
+    t = ctx.thresholds
+    return Flag(
+        "warn",
+        {
+            "constraints": [
+                {
+                    "constraint": f"constraints[{index}]",
+                    "pattern": getattr(constraints[index], "pattern", None) if index < len(constraints) else None,
+                    "temperatures": temperatures,
+                }
+                for index, temperatures in sorted(stopped.items())
+            ],
+            "thresholds": {"regex_timeout_s": t.regex_timeout_s, "regex_budget_s": t.regex_budget_s},
+        },
+        "A regex constraint was stopped at its time limit: the pattern backtracks "
+        "catastrophically on the sampled outputs, so whether they satisfy it is unknown. It "
+        "was not run again, and compliance_rate judges the other constraints only in the "
+        "temperatures listed. Simplify the pattern: avoid nested or overlapping quantifiers "
+        "such as (a+)+, (.*)*, (\\w|\\d)+ or \\s*\\s*, anchor it, and bound repeats "
+        "({0,40} rather than *).",
     )

@@ -16,14 +16,21 @@ class TriageThresholds:
     """Share of documents flagged as noise at or above which the context is called diluted."""
     lost_in_middle_tokens: int = 1500
     """Prompts shorter than this are too short for position effects to matter."""
-    weak_pull_semantic_entropy: float = 0.9
-    """Semantic entropy (nats) at the lowest temperature from which the pull is too weak."""
-    weak_pull_first_token_divergence: float = 0.5
-    """First-token divergence at the lowest temperature from which the pull is too weak."""
+    weak_pull_semantic_entropy_normalized: float = 0.325
+    """Normalised semantic entropy (semantic entropy / ln n: 0 all samples mean the same,
+    1 all differ) at the lowest temperature from which the pull is too weak. 0.325 is
+    0.9 nats at the default 16 seeds (ln 16 = 2.77)."""
+    weak_pull_first_token_divergence_normalized: float = 0.45
+    """Normalised first-token divergence ((distinct first tokens - 1) / (n - 1): 0 all
+    agree, 1 all differ) at the lowest temperature from which the pull is too weak.
+    At 16 seeds: 8 or more distinct first tokens."""
     strong_pull_repetition: float = 0.25
     """Repetition rate at or above which outputs are looping (pull too strong)."""
     split_pull_share: float = 0.2
     """Two centers each pulling at least this share of samples means the outputs split."""
+    split_pull_min_samples: int = 2
+    """...and at least this many samples each: with n of 5 or fewer one stray sample is
+    already a 0.2 share, too little to call a split."""
     low_temperature: float = 0.3
     """Temperatures below this count as near-greedy."""
     long_output_tokens: int = 256
@@ -45,3 +52,10 @@ class TriageThresholds:
     different candidate set, from which the difference is material (a warning)."""
     context_near_share: float = 0.9
     """Prompt + budget above this share of the context window is a warning; above 1.0 fails."""
+    regex_timeout_s: float = 0.1
+    """Time limit (seconds, the ``regex`` module's) of one regex constraint's match on one
+    sample; a match stopped at it leaves the constraint's compliance unknown
+    (``sampling.constraint_timeout``) and the constraint is not run again in that diagnosis."""
+    regex_budget_s: float = 1.0
+    """Time (seconds, wall clock) one regex constraint may take over all the samples of a
+    diagnosis; once spent, the constraint is stopped as if it had timed out."""

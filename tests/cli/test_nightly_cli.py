@@ -30,7 +30,7 @@ def test_nightly_passes_unchanged_and_fails_changed(tmp_path: Path, capsys):
     junit, markdown = tmp_path / "out" / "junit.xml", tmp_path / "out" / "summary.md"
     code = invoke(["nightly", str(CHANGED), "--runs-dir", str(runs), "--baseline", str(first_run),
                    "--junit", str(junit), "--markdown", str(markdown)])
-    assert code == 1
+    assert code == 3  # the gate reached --fail-on (default fail); 1 is kept for internal failures
     out = capsys.readouterr().out
     assert "fail canberra-capital" in out and "truncation_rate" in out
     cases = ET.parse(junit).getroot().iter("testcase")
@@ -39,8 +39,19 @@ def test_nightly_passes_unchanged_and_fails_changed(tmp_path: Path, capsys):
     assert "canberra-capital" in markdown.read_text(encoding="utf-8")
     assert invoke(["nightly", str(CHANGED), "--runs-dir", str(runs), "--baseline", str(first_run),
                    "--fail-on", "never"]) == 0
+    junit.unlink()
+    assert invoke(["nightly", str(CHANGED), "--runs-dir", str(runs), "--baseline", str(first_run),
+                   "--fail-on", "warn", "--junit", str(junit)]) == 3
+    assert junit.is_file()  # the gate tripped, but the command ran: its outputs are complete
 
 
 def test_nightly_with_an_unknown_baseline_is_a_usage_error(tmp_path: Path, capsys):
     assert invoke(["nightly", str(LIBRARY), "--runs-dir", str(tmp_path), "--baseline", "no-such-run"]) == 2
     assert "no-such-run" in capsys.readouterr().err
+
+
+def test_nightly_with_a_malformed_variable_is_a_usage_error(tmp_path: Path, monkeypatch, capsys):
+    monkeypatch.setenv("RAG_DIAGNOSE_DTYPE", "fp8")
+    assert invoke(["nightly", str(LIBRARY), "--runs-dir", str(tmp_path / "runs")]) == 2
+    assert "RAG_DIAGNOSE_DTYPE" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()

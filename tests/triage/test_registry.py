@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from diagnose.case import Case, Document, SamplingSpec
+from diagnose.case import Case, Document, RegexConstraint, SamplingSpec
 from diagnose.report import (
     AblationRun,
     STAGE_ORDER,
@@ -52,7 +52,8 @@ def loud_context() -> TriageContext:
     """Every rule in RULES has evidence past its threshold."""
     case = Case(id="loud", question="Q?", documents=[Document(id=f"d{i}", text="t") for i in range(5)],
                 sampling=SamplingSpec(temperatures=[0.2, 0.7], top_p=0.9, top_k=3,
-                                      repetition_penalty=1.5, max_new_tokens=256))
+                                      repetition_penalty=1.5, max_new_tokens=256),
+                constraints=[RegexConstraint(pattern="(a|a)+$")])
     inputs = InputReport(
         gravity_centers=[GravityCenter(id="c1", documents=["d0"], mass=0.5, label="1990"),
                          GravityCenter(id="c2", documents=["d1", "d2"], mass=0.5, label="2010")],
@@ -62,7 +63,7 @@ def loud_context() -> TriageContext:
         prompt_tokens=2000, context_window=2200,
         instruction_conflicts=[["Be brief.", "Explain in detail."]],
         delimiter_issue="documents are concatenated", strongest_center_position=0.5)
-    runs = [_run(0.7, repetition_rate=0.3, truncation_rate=0.25),
+    runs = [_run(0.7, repetition_rate=0.3, truncation_rate=0.25, unavailable=["compliance_rate", "constraints[0]"]),
             _run(0.2, semantic_entropy=1.2, first_token_divergence=0.75, repetition_rate=0.5,
                  truncation_rate=0.625, center_pull={"c1": 0.5, "c2": 0.375, "none": 0.125})]
     ablation = [

@@ -168,7 +168,8 @@ def test_split_center_pull_fails_on_split() -> None:
     pull = {"c1": 0.5, "c2": 0.3, "none": 0.2}
     flag = sampling_rules.split_center_pull(make_ctx(runs=[make_run(0.7, center_pull=pull)]))
     assert flag is not None and flag.severity == "fail"
-    assert flag.evidence == {"temperature": 0.7, "center_pull": pull, "threshold": 0.2}
+    assert flag.evidence == {"temperature": 0.7, "n": 8, "center_pull": pull, "samples": {"c1": 4, "c2": 2},
+                             "threshold": 0.2, "min_samples": 2}
 
 
 @pytest.mark.parametrize(
@@ -198,14 +199,28 @@ def test_split_center_pull_silent_without_sampling() -> None:
     assert sampling_rules.split_center_pull(make_ctx(runs=None)) is None
 
 
+def test_split_center_pull_needs_two_samples_on_each_center() -> None:
+    """With n <= 5 one stray sample is already a 0.2 share: it is not a split."""
+    one_stray = make_run(0.7, n=4, center_pull={"c1": 0.75, "c2": 0.25, "none": 0.0})
+    assert sampling_rules.split_center_pull(make_ctx(runs=[one_stray])) is None
+    two_each = make_run(0.7, n=4, center_pull={"c1": 0.5, "c2": 0.5, "none": 0.0})
+    flag = sampling_rules.split_center_pull(make_ctx(runs=[two_each]))
+    assert flag is not None and flag.evidence["samples"] == {"c1": 2, "c2": 2}
+    lone_pair = make_run(0.7, n=2, center_pull={"c1": 0.5, "c2": 0.5, "none": 0.0})
+    assert sampling_rules.split_center_pull(make_ctx(runs=[lone_pair])) is None
+
+
+# weak_pull judges n-normalised values: semantic entropy / ln n and
+# (distinct first tokens - 1) / (n - 1), both 0 when all agree and 1 when all differ.
+# At n = 8: ln 8 = 2.0794, so 0.325 is 0.6758 nats; (d - 1) / 7 >= 0.45 needs d >= 5.
 @pytest.mark.parametrize(
     "semantic_entropy, divergence, fires",
     [
-        (T.weak_pull_semantic_entropy, 0.125, True),
-        (0.89, 0.125, False),
-        (0.0, T.weak_pull_first_token_divergence, True),
-        (0.0, 0.49, False),
-        (0.89, 0.49, False),
+        (0.676, 1 / 8, True),    # 0.676 / 2.0794 = 0.3251
+        (0.67, 1 / 8, False),    # 0.322
+        (0.0, 5 / 8, True),      # (5 - 1) / 7 = 0.571
+        (0.0, 4 / 8, False),     # (4 - 1) / 7 = 0.429
+        (0.67, 4 / 8, False),
     ],
 )
 def test_weak_pull_thresholds(semantic_entropy: float, divergence: float, fires: bool) -> None:
@@ -216,10 +231,107 @@ def test_weak_pull_thresholds(semantic_entropy: float, divergence: float, fires:
         assert flag is None
         return
     assert flag is not None and flag.severity == "warn"
-    assert flag.evidence == {
-        "temperature": 0.2, "semantic_entropy": semantic_entropy, "first_token_divergence": divergence,
-        "thresholds": {"semantic_entropy": 0.9, "first_token_divergence": 0.5},
-    }
+    assert flag.evidence["thresholds"] == {"semantic_entropy_normalized": 0.325,
+                                           "first_token_divergence_normalized": 0.45}
+    assert flag.evidence["semantic_entropy"] == semantic_entropy
+    assert flag.evidence["first_token_divergence"] == round(divergence, 3)
+
+
+def _run_of(n: int, clusters: list[int], first_tokens: list[int]) -> TemperatureRun:
+    """A run at T=0.2 whose metrics come from per-sample cluster ids and first tokens."""
+    from diagnose.sampling.metrics import first_token_divergence, semantic_entropy
+
+    assert len(clusters) == len(first_tokens) == n
+    return make_run(0.2, n=n, semantic_entropy=semantic_entropy(clusters),
+                    first_token_divergence=first_token_divergence(first_tokens))
+
+
+def _sizes(*sizes: int) -> list[int]:
+    """Cluster ids (or first tokens) with these group sizes: _sizes(2, 1) == [0, 0, 1]."""
+    return [group for group, size in enumerate(sizes) for _ in range(size)]
+
+
+# Hand-computed: H = -sum p ln p over the groups; normalised H / ln n; first tokens
+# (d - 1) / (n - 1). ln 2 = 0.6931, ln 16 = 2.7726, ln 48 = 3.8712.
+@pytest.mark.parametrize(
+    "n, clusters, tokens, expected",
+    [
+        # n = 2: both samples give the same answer with the same first token. Raw divergence
+        # is 1 distinct / 2 = 0.5, which equalled the old raw threshold: it fired on every case.
+        (2, _sizes(2), _sizes(2), {"semantic_entropy": 0.0, "semantic_entropy_normalized": 0.0,
+                                   "first_token_divergence": 0.5, "distinct_first_tokens": 1,
+                                   "first_token_divergence_normalized": 0.0}),
+        # n = 16: 15 samples agree, one differs; 3 distinct first tokens (14 + 1 + 1).
+        # H = -(15/16 ln 15/16 + 1/16 ln 1/16) = 0.2338, / 2.7726 = 0.084; (3 - 1) / 15 = 0.133.
+        (16, _sizes(15, 1), _sizes(14, 1, 1), {"semantic_entropy": 0.234, "semantic_entropy_normalized": 0.084,
+                                               "first_token_divergence": 0.188, "distinct_first_tokens": 3,
+                                               "first_token_divergence_normalized": 0.133}),
+        # n = 48: 46 agree, 2 differ; 2 distinct first tokens.
+        # H = -(46/48 ln 46/48 + 2/48 ln 2/48) = 0.1732, / 3.8712 = 0.045; (2 - 1) / 47 = 0.021.
+        (48, _sizes(46, 2), _sizes(46, 2), {"semantic_entropy": 0.173, "semantic_entropy_normalized": 0.045,
+                                            "first_token_divergence": 0.042, "distinct_first_tokens": 2,
+                                            "first_token_divergence_normalized": 0.021}),
+    ],
+)
+def test_weak_pull_is_silent_on_a_strong_pull_for_any_n(n, clusters, tokens, expected) -> None:
+    run = _run_of(n, clusters, tokens)
+    assert sampling_rules.weak_pull(make_ctx(runs=[run])) is None
+    # the values it judged, as the finding would report them
+    agreement = sampling_rules._agreement(run)
+    assert {k: agreement[k] for k in expected} == expected
+
+
+@pytest.mark.parametrize(
+    "n, clusters, tokens, expected",
+    [
+        # n = 2: the two samples mean different things and start differently: H = ln 2, / ln 2 = 1.
+        (2, _sizes(1, 1), _sizes(1, 1), {"n": 2, "semantic_entropy": 0.693, "semantic_entropy_max": 0.693,
+                                         "semantic_entropy_normalized": 1.0, "first_token_divergence": 1.0,
+                                         "distinct_first_tokens": 2, "first_token_divergence_normalized": 1.0}),
+        # n = 16: four equal meanings: H = ln 4 = 1.3863, / 2.7726 = 0.5; 4 first tokens: 3 / 15 = 0.2.
+        (16, _sizes(4, 4, 4, 4), _sizes(4, 4, 4, 4),
+         {"n": 16, "semantic_entropy": 1.386, "semantic_entropy_max": 2.773, "semantic_entropy_normalized": 0.5,
+          "first_token_divergence": 0.25, "distinct_first_tokens": 4, "first_token_divergence_normalized": 0.2}),
+        # n = 16, one meaning but 9 distinct first tokens (8 + 8 x 1): (9 - 1) / 15 = 0.533.
+        (16, _sizes(16), _sizes(8, *[1] * 8),
+         {"n": 16, "semantic_entropy": 0.0, "semantic_entropy_max": 2.773, "semantic_entropy_normalized": 0.0,
+          "first_token_divergence": 0.562, "distinct_first_tokens": 9, "first_token_divergence_normalized": 0.533}),
+        # n = 48: eight equal meanings: H = ln 8 = 2.0794, / 3.8712 = 0.537; 12 first tokens: 11 / 47 = 0.234.
+        (48, _sizes(*[6] * 8), _sizes(*[4] * 12),
+         {"n": 48, "semantic_entropy": 2.079, "semantic_entropy_max": 3.871, "semantic_entropy_normalized": 0.537,
+          "first_token_divergence": 0.25, "distinct_first_tokens": 12, "first_token_divergence_normalized": 0.234}),
+        # n = 48, one meaning but 23 distinct first tokens (26 + 22 x 1): raw 23 / 48 = 0.479 stayed
+        # under the old raw 0.5; normalised (23 - 1) / 47 = 0.468 >= 0.45.
+        (48, _sizes(48), _sizes(26, *[1] * 22),
+         {"n": 48, "semantic_entropy": 0.0, "semantic_entropy_max": 3.871, "semantic_entropy_normalized": 0.0,
+          "first_token_divergence": 0.479, "distinct_first_tokens": 23, "first_token_divergence_normalized": 0.468}),
+    ],
+)
+def test_weak_pull_fires_on_a_weak_pull_for_any_n(n, clusters, tokens, expected) -> None:
+    flag = sampling_rules.weak_pull(make_ctx(runs=[_run_of(n, clusters, tokens)]))
+    assert flag is not None and flag.severity == "warn"
+    assert flag.evidence == {"temperature": 0.2, **expected,
+                             "thresholds": {"semantic_entropy_normalized": 0.325,
+                                            "first_token_divergence_normalized": 0.45}}
+
+
+def test_two_seeds_that_agree_raise_nothing_through_the_registry() -> None:
+    """`seeds: 2` used to raise sampling.weak_pull on every case (raw divergence 1/2 >= 0.5)."""
+    from diagnose.triage import triage
+
+    run = _run_of(2, _sizes(2), _sizes(2))
+    rules = {f.rule for f in triage(make_ctx(case=make_case(seeds=2, temperatures=[0.2]), runs=[run]))}
+    assert "sampling.weak_pull" not in rules
+
+
+@pytest.mark.parametrize("n", [2, 3, 16, 48, 256])
+def test_normalised_scales_run_from_all_agree_to_all_differ(n: int) -> None:
+    import math
+
+    assert sampling_rules.normalized_semantic_entropy(0.0, n) == 0.0
+    assert sampling_rules.normalized_semantic_entropy(math.log(n), n) == pytest.approx(1.0)
+    assert sampling_rules.normalized_first_token_divergence(1 / n, n) == 0.0
+    assert sampling_rules.normalized_first_token_divergence(1.0, n) == 1.0
 
 
 def test_weak_pull_reads_only_the_coolest_run() -> None:
