@@ -29,9 +29,11 @@ from api.db.session import Database
 from api.db.store import pending_ids
 from api.jobs.runner import DiagnosisRunner
 from api.pages import PagesController, page_dependencies
-from api.guards import reject_nul_bytes
+from api.guards import json_bodies_only, reject_nul_bytes
 from api.problems import EXCEPTION_HANDLERS
-from api.services.auth import KeyRing, RateLimiter
+from api.openapi import render_plugins, schema_router
+from api.security import security_headers
+from api.services.auth import FailedAuthLimiter, KeyRing, RateLimiter
 from api.services.diagnoses import DiagnosisService
 from api.services.inline import InlineEngine
 from api.services.nightly_gate import RunFinalizer
@@ -49,9 +51,14 @@ def build_queue(settings: ServiceSettings, db: Database, with_worker: bool):
         return PostgresQueue(settings.database_url, settings.queue.stalled_after_s)
     from api.jobs.embedded import EmbeddedQueue
 
-    runner = DiagnosisRunner(db, lambda: Diagnoser.from_settings(settings.engine),
-                             on_finished=RunFinalizer(db)) if with_worker else None
+    runner = build_runner(settings, db) if with_worker else None
     return EmbeddedQueue(_queue_dir(settings.database_url), runner, pending=lambda: _pending_ids(db))
+
+
+def build_runner(settings: ServiceSettings, db: Database) -> DiagnosisRunner:
+    """The job runner of a worker (the embedded thread or ``diagnose worker``), with its limits."""
+    return DiagnosisRunner(db, lambda: Diagnoser.from_settings(settings.engine), on_finished=RunFinalizer(db),
+                           max_attempts=settings.queue.max_attempts, time_limit_s=settings.queue.job_timeout_s)
 
 
 def _pending_ids(db: Database) -> list[str]:
@@ -80,7 +87,7 @@ def create_app(
     queue = queue or build_queue(settings, db, with_worker=settings.queue.embedded_worker)
     inline = inline or InlineEngine(settings.engine)
     service = DiagnosisService(db, queue, settings, inline)
-    keys = KeyRing(db, settings.auth.default_rate_limit)
+    keys = KeyRing(db, settings.auth.default_rate_limit, failures=FailedAuthLimiter(settings.auth.failed_auth_limit))
     limiter = RateLimiter()
 
     def authorize(connection: ASGIConnection, _: BaseRouteHandler) -> None:
@@ -103,18 +110,20 @@ def create_app(
     metrics = PrometheusConfig(app_name="rag_diagnose", prefix="rag_diagnose", group_path=True,
                                exclude=["/metrics", "/healthz"])
     _register_gauges(service)
-    # Everything but /healthz, /metrics and /schema needs a key once keys exist.
+    # Everything but /healthz and /login needs a key once keys exist (/metrics and /schema too).
     guarded = Router(
         path="/",
         route_handlers=[DiagnosesController, LibraryController, NightlyRunsController, PagesController],
-        guards=[authorize, reject_nul_bytes],
+        guards=[authorize, reject_nul_bytes, json_bodies_only],
     )
     app = Litestar(
-        route_handlers=[guarded, SessionController, healthz, MetricsController],
+        route_handlers=[guarded, Router(path="/", route_handlers=[MetricsController], guards=[authorize]),
+                        SessionController, healthz],
         dependencies={"service": Provide(lambda: service, sync_to_thread=False), **page_dependencies(db)},
         exception_handlers=EXCEPTION_HANDLERS,
-        middleware=[metrics.middleware],
-        openapi_config=OpenAPIConfig(title="rag-diagnose", version=version("rag-diagnose"), path="/schema"),
+        middleware=[security_headers, metrics.middleware],
+        openapi_config=OpenAPIConfig(title="rag-diagnose", version=version("rag-diagnose"),
+                                     render_plugins=render_plugins(), openapi_router=schema_router([authorize])),
         request_max_body_size=settings.limits.max_body_bytes,
         on_startup=[on_startup],
         on_shutdown=[on_shutdown],

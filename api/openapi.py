@@ -7,14 +7,30 @@
 * Every error is ``application/problem+json`` (:mod:`api.problems`);
   :func:`problem_responses` documents the ones a route can answer, replacing
   Litestar's generic 400.
+* :func:`schema_router` serves the document (``/schema/openapi.json``, ``.yaml``)
+  and a Swagger UI page (``/schema``, ``/schema/swagger``) whose scripts and
+  stylesheet come from the ``swagger-ui-py`` package's files, served by this
+  site: nothing is loaded from a CDN, there is no inline script, and the page
+  carries :data:`DOCS_POLICY`.
 """
 
 from __future__ import annotations
 
+import html
+import importlib.util
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import msgspec
+from litestar import Request, Response, Router, get
+from litestar.datastructures import ResponseHeader
+from litestar.exceptions import NotFoundException
 from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import FromPath
+from litestar.openapi.plugins import JsonRenderPlugin, OpenAPIRenderPlugin, YamlRenderPlugin
+from litestar.response import File
+from litestar.types import Guard
 
 from diagnose import case as case_module
 from diagnose.case import Case
@@ -97,3 +113,96 @@ def _add_ranges(schema: dict[str, Any]) -> None:
             fields["max"]["minimum"] = 1
         if variant["title"] == "MustIncludeConstraint":
             fields["text"]["minLength"] = 1
+
+
+# -- the document and its docs page, under /schema ---------------------------------------------
+SCHEMA_PATH = "/schema"
+DOCS_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+               "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+"""Swagger UI served from this site: its scripts and stylesheet from ``/schema/assets``
+(no inline script), the document fetched from ``/schema/openapi.json``. Inline styles
+and ``data:`` images are Swagger UI's own (style attributes, SVG icons)."""
+_ASSETS = f"{SCHEMA_PATH}/assets"
+_SWAGGER_FILES = {"swagger-ui-bundle.js": "text/javascript", "swagger-ui.css": "text/css"}
+_SWAGGER_INIT = f"""window.ui = SwaggerUIBundle({{
+  url: "{SCHEMA_PATH}/openapi.json",
+  dom_id: "#swagger-ui",
+  deepLinking: true,
+  validatorUrl: null,
+  presets: [SwaggerUIBundle.presets.apis],
+  layout: "BaseLayout"
+}});
+"""
+
+
+def swagger_ui_files() -> Path:
+    """Swagger UI's built files as the ``swagger-ui-py`` package ships them (Apache-2.0)."""
+    spec = importlib.util.find_spec("swagger_ui")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the swagger-ui-py package is missing; reinstall rag-diagnose")
+    return Path(next(iter(spec.submodule_search_locations))) / "static"
+
+
+class LocalSwaggerPlugin(OpenAPIRenderPlugin):
+    """Swagger UI from this site's ``/schema/assets``; the page itself holds no script."""
+
+    def __init__(self, path: str | Sequence[str] = "/swagger") -> None:
+        super().__init__(path=path, favicon='<link rel="icon" href="data:,">', style="")
+        self.files = swagger_ui_files()
+        missing = [name for name in _SWAGGER_FILES if not (self.files / name).is_file()]
+        if missing:
+            raise RuntimeError(f"swagger-ui-py lacks {missing} in {self.files}")
+
+    def render(self, request: Request, openapi_schema: dict[str, Any]) -> bytes:
+        title = html.escape(str(openapi_schema["info"]["title"]))
+        return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+{self.favicon}
+<title>{title} · API</title>
+<link rel="stylesheet" href="{_ASSETS}/swagger-ui.css">
+<script src="{_ASSETS}/swagger-ui-bundle.js" defer></script>
+<script src="{_ASSETS}/swagger-init.js" defer></script>
+</head>
+<body>
+<div id="swagger-ui"></div>
+</body>
+</html>
+""".encode()
+
+    def receive_router(self, router: Router) -> None:
+        files = self.files
+
+        @get("/assets/{name:str}", sync_to_thread=False, include_in_schema=False)
+        def asset(name: FromPath[str]) -> Response:
+            if name == "swagger-init.js":
+                return Response(_SWAGGER_INIT, media_type="text/javascript")
+            if name not in _SWAGGER_FILES:
+                raise NotFoundException(f"no asset {name!r}")
+            return File(files / name, media_type=_SWAGGER_FILES[name], content_disposition_type="inline")
+
+        router.register(asset)
+
+
+def schema_router(guards: Sequence[Guard]) -> Router:
+    """``openapi_router=`` for the app: the document and the docs page, behind ``guards``.
+
+    Only Swagger UI is served (Litestar's ReDoc, Elements and RapiDoc pages load
+    their scripts from a CDN); every answer carries the docs page's policy.
+    """
+    return Router(
+        path=SCHEMA_PATH,
+        route_handlers=[],
+        guards=list(guards),
+        include_in_schema=False,
+        response_headers=[ResponseHeader(name="Content-Security-Policy", value=DOCS_POLICY),
+                          ResponseHeader(name="X-Content-Type-Options", value="nosniff")],
+    )
+
+
+def render_plugins() -> list[OpenAPIRenderPlugin]:
+    """Swagger UI first, so it is also the page at ``/schema`` itself."""
+    return [LocalSwaggerPlugin(), JsonRenderPlugin(), YamlRenderPlugin()]

@@ -44,17 +44,27 @@ def _wants_page(request: Request) -> bool:
 
 
 def validation_error(_: Request, exc: ValidationException) -> Response:
-    # Litestar's own checks (query parameters, a body that is not a JSON object).
-    errors = exc.extra if isinstance(exc.extra, list) else []
-    field = next((e.get("key") for e in errors if isinstance(e, dict) and e.get("key")), None)
-    detail = "; ".join(str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors) or exc.detail
+    # Litestar's own checks (query parameters, a body that is not a JSON object) and the guards'.
+    field, detail = _field_and_detail(exc)
     return problem(exc.status_code if exc.status_code < 500 else 400, "bad request", detail, field)
 
 
+_TITLES = {400: "bad request", 404: "not found", 405: "method not allowed", 413: "request too large",
+           415: "unsupported media type"}
+
+
 def http_error(_: Request, exc: HTTPException) -> Response:
-    headers = dict(exc.headers or {})
-    title = {404: "not found", 405: "method not allowed", 413: "request too large"}.get(exc.status_code, "error")
-    return problem(exc.status_code, title, exc.detail, headers=headers)
+    field, detail = _field_and_detail(exc)
+    return problem(exc.status_code, _TITLES.get(exc.status_code, "error"), detail, field,
+                   headers=dict(exc.headers or {}))
+
+
+def _field_and_detail(exc: HTTPException) -> tuple[str | None, str]:
+    """``extra=[{"key": field, "message": ...}]``, as Litestar and :mod:`api.guards` raise them."""
+    errors = exc.extra if isinstance(exc.extra, list) else []
+    field = next((e.get("key") for e in errors if isinstance(e, dict) and e.get("key")), None)
+    detail = "; ".join(str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors) or exc.detail
+    return field, detail
 
 
 def database_unavailable(request: Request, exc: Exception) -> Response:

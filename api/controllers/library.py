@@ -4,18 +4,33 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import msgspec
 from anyio import to_thread
 from litestar import Controller, get, post
 from litestar.di import NamedDependency, Provide
 from litestar.params import BodyKwarg, QueryParameter
 
-from api.openapi import problem_responses
+from api.openapi import case_body_schema, problem_responses
 from api.services.diagnoses import DiagnosisService
-from api.services.library import LibraryService
+from api.services.library import LibraryPush, LibraryService
 
 
 def provide_library(service: NamedDependency[DiagnosisService]) -> LibraryService:
-    return LibraryService(service.db, service.settings.limits)
+    return LibraryService(service.db, service.settings.limits, service.inline.prompt_tokens)
+
+
+def library_body_schema() -> dict[str, Any]:
+    """``schema_extra`` for the push body: :class:`LibraryPush`'s JSON schema, each case the
+    ``Case`` struct's (:func:`api.openapi.case_body_schema`). The body is read as a plain
+    mapping, so that a bad case is a 422 naming ``cases[i].<field>``."""
+    generated = msgspec.json.schema(LibraryPush)
+    schema = generated["$defs"]["LibraryPush"]
+    cases = schema["properties"]["cases"]
+    cases["items"] = {"type": "object", **case_body_schema()}
+    cases.update(minItems=1, description=(
+        "The cases to store, each id once; at most `RAG_DIAGNOSE_MAX_LIBRARY_PUSH_CASES` (200) per push."))
+    return {"title": schema["title"], "description": '`{"cases": [case, ...]}` (contract section 1).',
+            "properties": schema["properties"], "required": schema["required"], "additionalProperties": False}
 
 
 Library = NamedDependency[LibraryService]
@@ -31,15 +46,19 @@ class LibraryController(Controller):
     async def push(
         self,
         library: Library,
-        data: Annotated[dict[str, Any], BodyKwarg(description='`{"cases": [case, ...]}` (contract section 1).')],
+        data: Annotated[dict[str, Any], BodyKwarg(description='`{"cases": [case, ...]}` (contract section 1).',
+                                                   schema_extra=library_body_schema())],
     ) -> dict[str, Any]:
         """Each case is stored as a version keyed by its content hash (tags left out).
 
         New content adds a version and makes it current (``added``/``updated``);
         the current content again is a no-op (``unchanged``, or ``retagged`` when
         only its tags changed); an older version's content becomes current again
-        (``restored``). Every case is validated first: one invalid case stores
-        nothing and answers 422 naming ``cases[i].<field>``.
+        (``restored``). Every case is validated first, with the size and token
+        checks of ``POST /v1/diagnoses``: one invalid case stores nothing and
+        answers 422 (413 when over a limit) naming ``cases[i].<field>``. A push is
+        limited in cases and prompt characters, the library in current cases (413
+        naming ``cases``).
         """
         return await to_thread.run_sync(library.push_body, data)
 

@@ -16,18 +16,22 @@ from api.services.nightly import NightlyService
 
 
 class NightlyRunRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    tags: list[str] = []
-    """Run the current cases carrying every one of these tags (none: all of them)."""
-    baseline: str | None = None
-    """The run to compare with; default: the latest done run with the same tags."""
-    fail_on: Literal["warn", "fail", "never"] = "fail"
-    """The case status at which the run's ``gate`` is ``fail``."""
-    seed_offset: int | None = None
-    """Extension: fixed sample seeds; default: derived from the run id (fresh samples each run)."""
+    """The body of ``POST /v1/nightly-runs``; every field is optional, as is the body."""
+
+    tags: Annotated[list[str], msgspec.Meta(
+        description="Run the current cases carrying every one of these tags (none: all of them).")] = []
+    baseline: Annotated[str | None, msgspec.Meta(
+        description="The run to compare with; default: the latest done run with the same tags.")] = None
+    fail_on: Annotated[Literal["warn", "fail", "never"], msgspec.Meta(
+        description="The case status at which the run's `gate` is `fail`.")] = "fail"
+    seed_offset: Annotated[int | None, msgspec.Meta(
+        description="Extension: fixed sample seeds, in [0, 2^31 - 2^16]; default: derived from the run id "
+                    "(fresh samples each run).")] = None
 
 
 def provide_nightly(service: NamedDependency[DiagnosisService]) -> NightlyService:
-    return NightlyService(service.db, service.queue)
+    # One admission for runs and single diagnoses: the same capacity, counted in the same step.
+    return NightlyService(service.db, service.queue, settings=service.settings, admission=service.admission)
 
 
 Nightly = NamedDependency[NightlyService]
@@ -42,6 +46,11 @@ class NightlyRunsController(Controller):
           responses=problem_responses(400, 401, 422, 429, 503))
     async def start(self, nightly: Nightly, data: JSONBody[NightlyRunRequest | None] = None) -> dict[str, Any]:
         """Queue one diagnosis per current library case and answer ``202 {id, status, links}``.
+
+        The run is admitted like single diagnoses, under the same capacity: when its
+        cases do not fit the free capacity it is refused whole (503 with
+        ``Retry-After``) and nothing is stored; a run larger than the whole capacity is
+        a 422 naming ``tags``.
 
         When the last case finishes, the run is compared with its baseline: ``summary``
         holds per-case comparisons with their evidence, ``counts`` and ``gate``

@@ -3,6 +3,8 @@
 A browser cannot send ``Authorization: Bearer``, so ``/login`` takes a key in a
 form and keeps it in an HttpOnly, SameSite=Strict cookie. The guard accepts that
 cookie for reading requests only (GET/HEAD): starting work still needs the header.
+A wrong key in the form counts against the address's failed-authentication limit
+(:class:`api.services.auth.FailedAuthLimiter`), as a wrong key on the API does.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ _CSP_WITH_FORM = content_security_policy("'self'")
 
 
 def local_path(target: str | None) -> str:
-    """Only paths on this site: ``//host`` and ``https://host`` would be open redirects."""
-    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+    """Only paths on this site: ``//host`` and ``https://host`` would be open redirects, and so
+    would ``/\t/host``: browsers drop tabs and newlines from URLs, so no control character passes."""
+    if (not target or not target.startswith("/") or target.startswith("//") or "\\" in target
+            or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in target)):
         return "/"
     return target
 
@@ -47,15 +51,18 @@ class SessionController(Controller):
         data: Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)],
     ) -> Response[str]:
         target = local_path(data.get("next"))
+        key = (data.get("key") or "").strip()
         client = request.client.host if request.client else "unknown"
         try:
             request.app.state.limiter.check(Caller(f"login:{client}", None, LOGIN_RATE_LIMIT))
-            request.app.state.key_ring.authenticate(f"Bearer {data.get('key', '').strip()}", client)
+            request.app.state.key_ring.authenticate(f"Bearer {key}", client)
         except ServiceError as exc:
+            # exc.headers: WWW-Authenticate on 401, Retry-After on 429 (too many tries or failed keys)
             return _renderer.page("login.html.j2", exc.status, next_page=target, error=exc.detail, active="",
-                                  form_action="'self'", headers={"Content-Security-Policy": _CSP_WITH_FORM})
+                                  form_action="'self'",
+                                  headers={**exc.headers, "Content-Security-Policy": _CSP_WITH_FORM})
         response = Redirect(target, status_code=303)
-        response.set_cookie(SESSION_COOKIE, data["key"].strip(), httponly=True, samesite="strict",
+        response.set_cookie(SESSION_COOKIE, key, httponly=True, samesite="strict",
                             secure=request.url.scheme == "https", path="/")
         return response
 

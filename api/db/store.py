@@ -96,7 +96,9 @@ def claim(session: Session, diagnosis_id: str, max_attempts: int) -> Diagnosis |
         return None
     if diagnosis.attempts >= max_attempts:
         finish(diagnosis, "failed", error={
-            "title": "worker lost", "detail": f"gave up after {diagnosis.attempts} attempts whose worker died"})
+            "title": "worker lost",
+            "detail": f"gave up after {diagnosis.attempts} attempts: each time the worker running it died, "
+                      "crashed or froze (RAG_DIAGNOSE_MAX_ATTEMPTS); it is not run again"})
         return None
     diagnosis.status = "running"
     diagnosis.attempts += 1
@@ -116,8 +118,7 @@ def record_report(session: Session, diagnosis: Diagnosis, report: dict[str, Any]
     environment = report.get("environment") or {}
     fingerprint_id = sha256_of(environment)
     if session.get(Fingerprint, fingerprint_id) is None:
-        session.add(Fingerprint(id=fingerprint_id, data=environment))
-        session.flush()
+        _insert_fingerprint(session, fingerprint_id, environment)
     diagnosis.report = report
     diagnosis.verdict = report.get("verdict")
     diagnosis.fingerprint_id = fingerprint_id
@@ -129,6 +130,16 @@ def record_report(session: Session, diagnosis: Diagnosis, report: dict[str, Any]
         for i, f in enumerate(report.get("findings") or [])
     ]
     finish(diagnosis, "done")
+
+
+def _insert_fingerprint(session: Session, fingerprint_id: str, environment: dict[str, Any]) -> None:
+    """Insert unless present: two workers finishing at once on a new environment both try."""
+    if session.get_bind().dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    session.execute(insert(Fingerprint).values(id=fingerprint_id, data=environment, created_at=utcnow())
+                    .on_conflict_do_nothing(index_elements=["id"]))
 
 
 def set_progress(session: Session, diagnosis_id: str, progress: dict[str, Any]) -> bool:

@@ -20,7 +20,9 @@ from api.jobs.runner import DiagnosisRunner, Interrupted
 
 log = logging.getLogger("rag_diagnose.worker")
 
-_NOT_DONE = (AckStatus.inited, AckStatus.ready, AckStatus.unack)
+_NOT_DONE = frozenset(int(s) for s in (AckStatus.inited, AckStatus.ready, AckStatus.unack))
+"""Statuses of an item still to run. ``AckStatus`` holds strings ('0', '1', '2') but the
+table's column is INTEGER, so ``queue()`` hands back ints: compare as ints."""
 
 
 class EmbeddedQueue:
@@ -59,11 +61,21 @@ class EmbeddedQueue:
         a process that died between storing a diagnosis and queueing it leaves one."""
         if self._pending is None:
             return
-        waiting = {item["data"] for item in self._queue.queue() if item["status"] in _NOT_DONE}
+        self._queue.clear_acked_data()  # keeps the latest 1000: the file does not grow forever
+        waiting = self.waiting()
         orphans = [i for i in self._pending() if i not in waiting]
         for diagnosis_id in orphans:
             log.warning("diagnosis %s was stored but never queued; queueing it now", diagnosis_id)
             self._queue.put(diagnosis_id)
+
+    def waiting(self) -> set[str]:
+        """Ids the queue holds and has not finished (waiting, or taken and not yet acknowledged)."""
+        return {item["data"] for item in self._queue.queue() if int(item["status"]) in _NOT_DONE}
+
+    @property
+    def expects_workers(self) -> bool:
+        """Whether this process should run a worker thread (not with ``serve --no-worker``)."""
+        return self._runner is not None
 
     def workers_alive(self) -> int:
         return int(self._thread is not None and self._thread.is_alive())
@@ -73,6 +85,10 @@ class EmbeddedQueue:
             try:
                 item = self._queue.get(block=True, timeout=0.5, raw=True)
             except persistqueue.Empty:
+                continue
+            except Exception:  # noqa: BLE001 - e.g. the queue file briefly locked: the thread must live on
+                log.exception("the job queue could not be read; trying again")
+                self._stop.wait(1.0)
                 continue
             try:
                 self._runner.execute(item["data"])

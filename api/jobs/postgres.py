@@ -1,20 +1,55 @@
 """The PostgreSQL transport: procrastinate jobs, run by ``diagnose worker`` processes.
 
-Workers send heartbeats; a periodic task gives the jobs of a worker that fell
-silent (killed, machine lost) back to the queue, so they run again elsewhere.
+Workers send heartbeats. Beside the job it runs, every worker sweeps the queue each
+heartbeat: the jobs of a worker that fell silent (killed, frozen, machine lost) go back
+to the queue in one atomic statement, so they run again elsewhere without waiting for
+any worker to finish its own job or for the jobs queued before them. How often one
+diagnosis may lose its worker is bounded (``max_attempts``): the next delivery fails it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
+import time
 from typing import Callable
 
 import croniter
 import procrastinate
 
 from api.jobs.runner import MAX_ATTEMPTS, DatabaseUnavailable, DiagnosisRunner, Interrupted
+
+ORPHANS_EVERY_S = 60.0
+"""How often a worker looks for diagnoses stored as queued that have no job."""
+WATCHDOG_EXIT_CODE = 75
+"""A worker whose job is stuck past its time limit without reporting progress exits with this
+(EX_TEMPFAIL): its supervisor starts a fresh one and the job counts an attempt."""
+
+_REQUEUE_STALLED = """
+WITH stalled AS (
+    SELECT job.id FROM procrastinate_jobs job
+      LEFT JOIN procrastinate_workers worker ON worker.id = job.worker_id
+     WHERE job.status = 'doing' AND job.queue_name = %(queue)s
+       AND job.args->>'diagnosis_id' IS DISTINCT FROM %(own)s
+       AND (job.worker_id IS NULL
+            OR worker.id IS NULL
+            OR worker.last_heartbeat < now() - make_interval(secs => %(stalled_after_s)s))
+       FOR UPDATE OF job SKIP LOCKED
+), requeued AS (
+    UPDATE procrastinate_jobs job
+       SET status = 'todo', attempts = job.attempts + 1, scheduled_at = NULL, worker_id = NULL
+      FROM stalled WHERE job.id = stalled.id AND job.status = 'doing'
+    RETURNING job.id, job.queue_name, job.args->>'diagnosis_id' AS diagnosis_id
+)
+SELECT id, diagnosis_id, pg_notify('procrastinate_queue_v1#' || queue_name,
+                                   json_build_object('type', 'job_inserted', 'job_id', id)::text)::text AS notified
+  FROM requeued
+"""
+"""Give the jobs of silent workers back to the queue, atomically: a job another worker is
+requeueing right now is locked and skipped, one it already requeued is no longer 'doing',
+so two sweeping workers never both take it. Idle workers hear of it as of a new job."""
 
 log = logging.getLogger("rag_diagnose.worker")
 
@@ -33,11 +68,13 @@ def conninfo(url: str) -> str:
 class PostgresQueue:
     kind = "postgresql"
 
-    def __init__(self, url: str, stalled_after_s: float = 30.0, nightly_cron: str = "") -> None:
+    def __init__(self, url: str, stalled_after_s: float = 30.0, nightly_cron: str = "",
+                 max_attempts: int = MAX_ATTEMPTS) -> None:
         # procrastinate's pools check each connection before use, so a restarted
         # database costs no failed request.
         self.app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo(url)))
         self.stalled_after_s = stalled_after_s
+        self.max_attempts = max_attempts
         self._runner: DiagnosisRunner | None = None
         self._opened = False
         self._in_worker = False
@@ -49,18 +86,19 @@ class PostgresQueue:
         # Interrupted (worker shutting down) and DatabaseUnavailable go back to the queue;
         # anything else was already recorded as a failed diagnosis by the runner.
         @self.app.task(name="run_diagnosis", queue=QUEUE,
-                       retry=procrastinate.RetryStrategy(max_attempts=MAX_ATTEMPTS, wait=5,
+                       retry=procrastinate.RetryStrategy(max_attempts=max_attempts, wait=5,
                                                          retry_exceptions={Interrupted, DatabaseUnavailable}))
         def run_diagnosis(diagnosis_id: str) -> None:
             assert self._runner is not None, "run_diagnosis runs only inside `diagnose worker`"
             self._runner.execute(diagnosis_id)
 
-        @self.app.periodic(cron="* * * * * */5")
+        # Both sweeps run in every worker's own loop now (see ``_sweep``): a periodic job would
+        # wait for a free worker behind every job queued before it. The tasks stay registered
+        # so that jobs an older version deferred still run (once) instead of failing.
         @self.app.task(name="requeue_stalled", queue=MAINTENANCE, queueing_lock="requeue_stalled")
         async def requeue_stalled(timestamp: int) -> None:
             await self.requeue_stalled()
 
-        @self.app.periodic(cron="* * * * *")
         @self.app.task(name="requeue_orphans", queue=MAINTENANCE, queueing_lock="requeue_orphans")
         async def requeue_orphans(timestamp: int) -> None:
             await self.requeue_orphans()
@@ -97,6 +135,9 @@ class PostgresQueue:
             self.app.close()
             self._opened = False
 
+    expects_workers = True
+    """Diagnoses run only in ``diagnose worker`` processes: none alive means none runs."""
+
     def workers_alive(self) -> int:
         self._open()
         rows = self.app.connector.get_sync_connector().execute_query_all(
@@ -106,13 +147,46 @@ class PostgresQueue:
         )
         return int(rows[0]["n"])
 
-    async def requeue_stalled(self) -> int:
-        stalled = list(await self.app.job_manager.get_stalled_jobs(
-            queue=QUEUE, seconds_since_heartbeat=self.stalled_after_s))
-        for job in stalled:
-            log.warning("job %s (diagnosis %s) lost its worker; it runs again", job.id, job.task_kwargs)
-            await self.app.job_manager.retry_job(job)
-        return len(stalled)
+    async def requeue_stalled(self, own: str | None = None) -> int:
+        """Put the jobs whose worker was silent for ``stalled_after_s`` back on the queue; returns
+        how many. Their next delivery counts an attempt: past ``max_attempts`` it fails the
+        diagnosis instead of running it (:func:`api.db.store.claim`).
+
+        ``own`` is the diagnosis this process is running: never requeued here, even while its
+        procrastinate worker is restarting (no heartbeat) after losing the database."""
+        rows = await self.app.connector.execute_query_all_async(
+            _REQUEUE_STALLED, queue=QUEUE, stalled_after_s=self.stalled_after_s, own=own)
+        for row in rows:
+            log.warning("job %s (diagnosis %s) lost its worker; it goes back on the queue",
+                        row["id"], row["diagnosis_id"])
+        return len(rows)
+
+    async def _sweep(self, every_s: float, runner: DiagnosisRunner) -> None:
+        """Runs beside the worker's job, whatever that job is doing: requeue stalled jobs each
+        ``every_s``, orphans each :data:`ORPHANS_EVERY_S`, and exit the process when the job
+        running here is stuck past its time limit without reporting progress."""
+        orphans_at = 0.0
+        while True:
+            try:
+                await self.requeue_stalled(own=runner.current)
+                if time.monotonic() - orphans_at >= ORPHANS_EVERY_S:
+                    orphans_at = time.monotonic()
+                    await self.requeue_orphans()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the database may be restarting; sweep again later
+                log.warning("stalled-job sweep failed (%s: %s)", type(exc).__name__, exc)
+            overdue = runner.overdue_s()
+            if overdue > self.stalled_after_s:
+                # The job neither finished nor reported progress (which would have failed it
+                # at the limit): the thread cannot be stopped, so the process goes, as a killed
+                # worker would. Its heartbeat stops; another worker requeues the job.
+                log.critical("the running diagnosis is %.0f s past its time limit of %.0f s without "
+                             "reporting progress; the worker exits so that a fresh one takes over",
+                             overdue, runner.time_limit_s)
+                logging.shutdown()
+                os._exit(WATCHDOG_EXIT_CODE)
+            await asyncio.sleep(every_s)
 
     async def requeue_orphans(self, older_than_s: float = 60.0) -> int:
         """Queue diagnoses stored as queued that have no job: an API process that died
@@ -157,8 +231,9 @@ class PostgresQueue:
                 try:
                     async with self.app.open_async():
                         self._in_worker = True
-                        await self.requeue_stalled()
+                        await self.requeue_stalled(own=runner.current)
                         backoff = 1.0
+                        sweeper = asyncio.create_task(self._sweep(heartbeat_s, runner), name="sweep")
                         current[:] = [asyncio.create_task(self.app.run_worker_async(
                             queues=[QUEUE, MAINTENANCE],
                             concurrency=1,
@@ -167,7 +242,11 @@ class PostgresQueue:
                             stalled_worker_timeout=self.stalled_after_s,
                             install_signal_handlers=False,
                         ))]
-                        await current[0]
+                        try:
+                            await current[0]
+                        finally:
+                            sweeper.cancel()
+                            await asyncio.gather(sweeper, return_exceptions=True)
                 except asyncio.CancelledError:
                     break
                 except Exception as exc:  # noqa: BLE001 - e.g. the database restarted

@@ -12,14 +12,18 @@ from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 from api.db.models import Diagnosis
 from api.db.session import Database
 from api.db.store import claim, finish, record_report, set_progress
+from api.settings import QueueSettings
 from diagnose.case import case_from_dict
 from diagnose.errors import CaseError, DiagnoseError
 from diagnose.pipeline import Diagnoser
 
 log = logging.getLogger("rag_diagnose.worker")
 
-MAX_ATTEMPTS = 3
-"""Deliveries of one diagnosis (a worker that died counts) before it is marked failed."""
+MAX_ATTEMPTS: int = QueueSettings.max_attempts
+"""Deliveries of one diagnosis (a worker that died counts) before it is marked failed;
+``RAG_DIAGNOSE_MAX_ATTEMPTS`` (:attr:`QueueSettings.max_attempts`) overrides it."""
+JOB_TIMEOUT_S: float = QueueSettings.job_timeout_s
+"""Wall-clock limit of one attempt (``RAG_DIAGNOSE_JOB_TIMEOUT_S``); 0: none."""
 
 
 class Cancelled(Exception):
@@ -28,6 +32,10 @@ class Cancelled(Exception):
 
 class Interrupted(Exception):
     """The worker is shutting down: the diagnosis goes back to the queue, unfinished."""
+
+
+class TimedOut(Exception):
+    """Raised inside the engine's progress callback once the attempt ran past its time limit."""
 
 
 class DatabaseUnavailable(Exception):
@@ -63,8 +71,11 @@ class _DatabaseProgress:
     is cancelled between decode steps.
     """
 
-    def __init__(self, db: Database, diagnosis_id: str, stopping: threading.Event, every_s: float = 1.0) -> None:
+    def __init__(self, db: Database, diagnosis_id: str, stopping: threading.Event, every_s: float = 1.0,
+                 deadline: float | None = None) -> None:
         self.db, self.diagnosis_id, self.stopping, self.every_s = db, diagnosis_id, stopping, every_s
+        self.deadline = deadline
+        """``time.monotonic()`` past which the next report raises :class:`TimedOut`; None: no limit."""
         self.state: dict = {"phase": "starting", "completed": 0, "total": None}
         self._saved_at = 0.0
 
@@ -80,6 +91,8 @@ class _DatabaseProgress:
         if self.stopping.is_set():
             raise Interrupted()
         now = time.monotonic()
+        if self.deadline is not None and now > self.deadline:
+            raise TimedOut()
         if not force and now - self._saved_at < self.every_s:
             return
         self._saved_at = now
@@ -98,9 +111,20 @@ class DiagnosisRunner:
     """Owns the models of one worker; ``execute`` is what every queue transport calls."""
 
     def __init__(self, db: Database, diagnoser_factory: Callable[[], Diagnoser],
-                 on_finished: Callable[[str], object] | None = None) -> None:
+                 on_finished: Callable[[str], object] | None = None, *,
+                 max_attempts: int = MAX_ATTEMPTS, time_limit_s: float = JOB_TIMEOUT_S) -> None:
+        if max_attempts < 1:
+            raise ValueError(f"RAG_DIAGNOSE_MAX_ATTEMPTS: must be at least 1 (got {max_attempts})")
         self.db = db
         self._factory = diagnoser_factory
+        self.max_attempts = max_attempts
+        self.time_limit_s = time_limit_s
+        """Wall-clock limit of one attempt, from when the models are loaded; 0: none."""
+        self.current: str | None = None
+        """The id of the diagnosis this runner is executing, if any."""
+        self.running_since: float | None = None
+        """``time.monotonic()`` when the diagnosis now running started (models loaded); None when idle.
+        A worker's watchdog reads it to find a job stuck past its limit without reporting progress."""
         self.on_finished = on_finished
         """Called with the diagnosis id once its result is recorded (done, failed or cancelled),
         and again on a redelivery of a finished one; e.g. the nightly run's finalizer."""
@@ -115,7 +139,11 @@ class DiagnosisRunner:
         return self._diagnoser
 
     def execute(self, diagnosis_id: str) -> None:
-        self._execute(diagnosis_id)  # Interrupted propagates: the diagnosis is not finished
+        self.current = diagnosis_id
+        try:
+            self._execute(diagnosis_id)  # Interrupted propagates: the diagnosis is not finished
+        finally:
+            self.current = None
         if self.on_finished is not None:
             try:
                 self.on_finished(diagnosis_id)
@@ -132,6 +160,12 @@ class DiagnosisRunner:
             report = self._diagnose(diagnosis_id, mode, case_data, seed_offset)
         except Cancelled:
             self._finish(diagnosis_id, "cancelled")
+        except TimedOut:
+            log.warning("diagnosis %s stopped: past its time limit of %.0f s", diagnosis_id, self.time_limit_s)
+            self._finish(diagnosis_id, "failed", {
+                "title": "time limit",
+                "detail": f"still running after {self.time_limit_s:g} s, the limit of one attempt "
+                          "(RAG_DIAGNOSE_JOB_TIMEOUT_S); stopped"})
         except Interrupted:
             self._requeue(diagnosis_id)
             raise
@@ -143,12 +177,20 @@ class DiagnosisRunner:
             log.exception("diagnosis %s crashed", diagnosis_id)
             self._finish(diagnosis_id, "failed", {"title": "internal error", "detail": f"{type(exc).__name__}: {exc}"})
         else:
-            with_database_retries(lambda: self._record(diagnosis_id, report), f"recording {diagnosis_id}")
+            try:
+                with_database_retries(lambda: self._record(diagnosis_id, report), f"recording {diagnosis_id}")
+            except DatabaseUnavailable:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a report that cannot be stored must not stay "running"
+                log.exception("diagnosis %s could not be recorded", diagnosis_id)
+                self._finish(diagnosis_id, "failed", {
+                    "title": "internal error", "detail": f"the report could not be stored: {type(exc).__name__}: {exc}"})
+                return
             log.info("diagnosis %s done: %s", diagnosis_id, report["verdict"])
 
     def _claim(self, diagnosis_id: str) -> tuple[str, dict, int] | None:
         with self.db.session() as session:
-            diagnosis = claim(session, diagnosis_id, MAX_ATTEMPTS)
+            diagnosis = claim(session, diagnosis_id, self.max_attempts)
             if diagnosis is None:
                 return None
             return diagnosis.mode, diagnosis.case, diagnosis.seed_offset
@@ -161,13 +203,25 @@ class DiagnosisRunner:
 
     def _diagnose(self, diagnosis_id: str, mode: str, case_data: dict, seed_offset: int) -> dict:
         case = case_from_dict(case_data)
-        diagnoser = self.diagnoser
-        diagnoser.progress = _DatabaseProgress(self.db, diagnosis_id, self.stopping)
-        if mode == "inputs":
-            report = diagnoser.inputs(case)
-        else:
-            report = diagnoser.run(case, seed_offset=seed_offset)
+        diagnoser = self.diagnoser  # loads the models on the first job: not part of the time limit
+        self.running_since = started = time.monotonic()
+        deadline = started + self.time_limit_s if self.time_limit_s > 0 else None
+        diagnoser.progress = _DatabaseProgress(self.db, diagnosis_id, self.stopping, deadline=deadline)
+        try:
+            if mode == "inputs":
+                report = diagnoser.inputs(case)
+            else:
+                report = diagnoser.run(case, seed_offset=seed_offset)
+        finally:
+            self.running_since = None
         return report.to_dict()
+
+    def overdue_s(self) -> float:
+        """Seconds the running diagnosis is past its time limit (0 when idle, within it, or unlimited)."""
+        since = self.running_since
+        if since is None or self.time_limit_s <= 0:
+            return 0.0
+        return max(0.0, time.monotonic() - since - self.time_limit_s)
 
     def _finish(self, diagnosis_id: str, status: str, error: dict | None = None) -> None:
         def write() -> None:

@@ -1,9 +1,15 @@
-"""API keys (stored as sha256, shown once) and per-key rate limits.
+"""API keys (stored as sha256, shown once), per-key rate limits and a limit on failed keys.
 
 Auth is on as soon as a key has been created (revoking the last key does not
 open the service again). Keys are random 32-byte
 tokens, so a plain sha256 is enough to store them (no password stretching
 needed), and lookups compare digests, never the keys themselves.
+
+Failed authentications (a key sent that is wrong, revoked or not a bearer key)
+are counted per client address by :class:`FailedAuthLimiter`; past its limit the
+address gets 429 with ``Retry-After`` for whatever it sends, a right key
+included, until the moving window has room again. Letting a right key through
+would tell a guesser which guess was right; missing credentials are not counted.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from limits import parse
+from limits import RateLimitItem, parse
 from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 from sqlalchemy import select
@@ -39,13 +45,46 @@ class Caller:
     rate_limit: str
 
 
-class KeyRing:
-    """The unrevoked keys' digests, re-read from the database at most every ``refresh_s``."""
+def _retry_after(limiter: MovingWindowRateLimiter, item: RateLimitItem, *identifiers: str) -> str:
+    """Whole seconds until the window lets one more through (at least 1)."""
+    reset = limiter.get_window_stats(item, *identifiers).reset_time
+    return str(max(1, int(reset - time.time()) + 1))
 
-    def __init__(self, db: Database, default_rate_limit: str, refresh_s: float = 5.0) -> None:
+
+class FailedAuthLimiter:
+    """Failed authentications per client address in a moving window (``limits`` notation);
+    an empty limit turns it off."""
+
+    def __init__(self, limit: str, storage_url: str = "memory://") -> None:
+        self.limit = limit.strip()
+        self._item = parse(self.limit) if self.limit else None  # a bad limit fails at start-up
+        self._limiter = MovingWindowRateLimiter(storage_from_string(storage_url))
+
+    def check(self, client: str) -> None:
+        """429 while ``client`` has used up its failures; nothing is counted here."""
+        if self._item is not None and not self._limiter.test(self._item, "auth-failures", client):
+            raise RateLimited(
+                f"too many failed authentications from {client} (limit {self.limit}); wait for Retry-After",
+                "Authorization", headers={"Retry-After": _retry_after(self._limiter, self._item, "auth-failures", client)})
+
+    def failed(self, client: str) -> None:
+        if self._item is not None:
+            self._limiter.hit(self._item, "auth-failures", client)
+
+
+class KeyRing:
+    """The unrevoked keys' digests, re-read from the database at most every ``refresh_s``.
+
+    With ``failures``, an address that sent too many bad keys is refused (429) before
+    any key it sends is looked at.
+    """
+
+    def __init__(self, db: Database, default_rate_limit: str, refresh_s: float = 5.0,
+                 failures: FailedAuthLimiter | None = None) -> None:
         self.db = db
         self.default_rate_limit = default_rate_limit
         self.refresh_s = refresh_s
+        self.failures = failures
         self._keys: dict[str, tuple[int, str, str | None]] = {}
         self._enabled = False
         self._loaded_at = float("-inf")
@@ -74,17 +113,26 @@ class KeyRing:
         keys = self._current()
         if not self._enabled:
             return Caller(f"addr:{client}", None, self.default_rate_limit)
+        if self.failures is not None:
+            self.failures.check(client)
         scheme, _, token = (authorization or "").partition(" ")
         if not authorization and session_key:
             scheme, token = "bearer", session_key
         if scheme.lower() != "bearer" or not token:
+            if authorization:  # something sent, but not a key: counts; nothing sent does not
+                self._failed(client)
             raise Unauthorized("send an API key as `Authorization: Bearer KEY`", "Authorization",
                                headers={"WWW-Authenticate": "Bearer"})
         found = keys.get(hash_key(token.strip()))
         if found is None:
+            self._failed(client)
             raise Unauthorized("unknown or revoked API key", "Authorization", headers={"WWW-Authenticate": "Bearer"})
         key_id, name, limit = found
         return Caller(f"key:{name}", key_id, limit or self.default_rate_limit)
+
+    def _failed(self, client: str) -> None:
+        if self.failures is not None:
+            self.failures.failed(client)
 
     def invalidate(self) -> None:
         with self._lock:
@@ -100,10 +148,8 @@ class RateLimiter:
     def check(self, caller: Caller) -> None:
         item = parse(caller.rate_limit)
         if not self._limiter.hit(item, caller.identity):
-            reset = self._limiter.get_window_stats(item, caller.identity).reset_time
-            wait = max(1, int(reset - time.time()) + 1)
             raise RateLimited(f"rate limit {caller.rate_limit} exceeded for {caller.identity}",
-                              headers={"Retry-After": str(wait)})
+                              headers={"Retry-After": _retry_after(self._limiter, item, caller.identity)})
 
 
 def create_key(db: Database, name: str, rate_limit: str | None = None) -> str:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Iterator, Literal
 
 import msgspec
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from api.db.models import PENDING, Diagnosis, iso_utc
 from api.db.session import Database
@@ -16,7 +18,7 @@ from api.db.store import find_cached, finish, lock_admission, mark_not_queued, p
 from api.services.errors import Conflict, InvalidCase, NotFound, QueueFull, Unavailable
 from api.services.inline import InlineEngine
 from api.services.limits import check_case_size
-from api.settings import ServiceSettings
+from api.settings import QueueSettings, ServiceSettings
 from diagnose.case import Case, case_from_dict
 from diagnose.environment import library_versions
 from diagnose.models import resolve_generator
@@ -31,15 +33,49 @@ class Submitted:
     reused: bool
 
 
+class Admission:
+    """The queue's capacity, shared by everything that queues diagnoses (single diagnoses,
+    nightly runs): counting the pending work and adding to it are one step.
+
+    Without that, 50 simultaneous submissions all counted the same free slots and 34
+    were accepted into a queue of capacity 20. Threads of this process take turns on a
+    lock, API processes on PostgreSQL on :func:`~api.db.store.lock_admission`.
+    """
+
+    def __init__(self, settings: QueueSettings) -> None:
+        self.settings = settings
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def session(self, db: Database) -> Iterator[Session]:
+        """A transaction holding the right to count and add pending work until it commits."""
+        with self._lock, db.session() as session:
+            lock_admission(session)
+            yield session
+
+    @property
+    def retry_after(self) -> dict[str, str]:
+        return {"Retry-After": str(self.settings.retry_after_s)}
+
+    def admit(self, session: Session, wanted: int = 1, what: str | None = None) -> None:
+        """Raise :class:`QueueFull` (503, ``Retry-After``) unless ``wanted`` more diagnoses fit
+        the free capacity; call inside :meth:`session`, before adding them."""
+        capacity = self.settings.capacity
+        waiting = pending_count(session)
+        if waiting + wanted > capacity:
+            prefix = f"{what} does not fit: " if what else ""
+            raise QueueFull(f"{prefix}{waiting} diagnoses are queued or running (capacity {capacity}"
+                            + (f", {max(capacity - waiting, 0)} free" if what else "") + "); try again later",
+                            headers=self.retry_after)
+
+
 class DiagnosisService:
     def __init__(self, db: Database, queue, settings: ServiceSettings, inline: InlineEngine) -> None:
         self.db = db
         self.queue = queue
         self.settings = settings
         self.inline = inline
-        # Capacity check and insert are one step: without it, 50 simultaneous submissions
-        # all counted the same free slots and 34 were accepted into a queue of capacity 20.
-        self._admission = threading.Lock()
+        self.admission = Admission(settings.queue)
         # Part of every cache key: a new engine, library or settings version is a new request.
         self._engine_key = sha256_of({
             "libraries": library_versions(),
@@ -74,14 +110,8 @@ class DiagnosisService:
 
     def _enqueue(self, case: Case, case_data: dict, key: str, mode: Mode, api_key_id: int | None,
                  seed_offset: int) -> dict[str, Any]:
-        retry_after = {"Retry-After": str(self.settings.queue.retry_after_s)}
-        with self._admission, self.db.session() as session:
-            lock_admission(session)
-            waiting = pending_count(session)
-            if waiting >= self.settings.queue.capacity:
-                raise QueueFull(
-                    f"{waiting} diagnoses are queued or running (capacity {self.settings.queue.capacity}); "
-                    "try again later", headers=retry_after)
+        with self.admission.session(self.db) as session:
+            self.admission.admit(session)
             diagnosis = _new(case, case_data, key, mode, api_key_id, seed_offset)
             session.add(diagnosis)
         try:
@@ -89,7 +119,7 @@ class DiagnosisService:
         except Exception as exc:
             with self.db.session() as session:
                 mark_not_queued(session, [diagnosis.id], exc)
-            raise Unavailable(f"the job queue is unavailable: {exc}", headers=retry_after) from exc
+            raise Unavailable(f"the job queue is unavailable: {exc}", headers=self.admission.retry_after) from exc
         return view(diagnosis)
 
     # -- read and cancel --------------------------------------------------------

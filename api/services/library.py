@@ -10,7 +10,7 @@ point at them.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import msgspec
 from sqlalchemy import func, select
@@ -19,8 +19,8 @@ from sqlalchemy.orm import Session
 from api.db.models import Diagnosis, LibraryCase, NightlyItem, iso_utc
 from api.db.session import Database
 from api.db.store import advisory_xact_lock
-from api.services.errors import InvalidCase, ServiceError
-from api.services.limits import check_case_size
+from api.services.errors import InvalidCase, ServiceError, TooLarge
+from api.services.limits import check_case_limits, check_case_size, check_prompt_tokens
 from api.settings import Limits
 from diagnose.case import Case, case_from_dict
 from diagnose.errors import CaseError
@@ -29,19 +29,45 @@ from diagnose.nightly.library import content_hash
 _PUSH_LOCK = 0x6C6962  # any constant: pushes take turns on PostgreSQL, so one version stays current
 
 
+class LibraryPush(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """The body of ``POST /v1/library`` (its OpenAPI schema; :func:`parse_cases` reads it,
+    so that an invalid case is a 422 naming ``cases[i].<field>``)."""
+
+    cases: list[Case]
+    """The cases to store (contract section 1), each id once."""
+
+
 class LibraryService:
-    def __init__(self, db: Database, limits: Limits | None = None) -> None:
+    def __init__(self, db: Database, limits: Limits | None = None,
+                 prompt_tokens: Callable[[Case], int] | None = None) -> None:
         self.db = db
         self.limits = limits or Limits()
+        self.prompt_tokens = prompt_tokens
+        """The API's token counter; without one (the CLI) a case's prompt is bounded by characters only."""
 
     def push_body(self, body: Any) -> dict[str, Any]:
-        """``{"cases": [case, ...]}`` from the API: every case is validated before any is stored."""
-        return self.push(parse_cases(body, self.limits))
+        """``{"cases": [case, ...]}`` from the API: every case is validated before any is stored,
+        and the push must fit :attr:`Limits.max_library_push_cases` and
+        :attr:`Limits.max_library_cases`."""
+        cases = parse_cases(body, self.limits, self.prompt_tokens)
+        return self._store(cases, self.limits.max_library_cases)
 
     def push(self, cases: Sequence[Case]) -> dict[str, Any]:
-        """Store each case (see the module docstring); ``{counts, cases: [{case_id, version, status, ...}]}``."""
+        """Store each case (see the module docstring); ``{counts, cases: [{case_id, version, status, ...}]}``.
+
+        Each case passes :func:`~api.services.limits.check_case_size` first (one over a
+        limit stores nothing); the per-push and library-size limits are the API's
+        (:meth:`push_body`), not the ``diagnose library push`` command's.
+        """
+        for i, case in enumerate(cases):
+            _checked(i, lambda case=case: check_case_size(case, self.limits, self.prompt_tokens))
+        return self._store(cases, None)
+
+    def _store(self, cases: Sequence[Case], max_total: int | None) -> dict[str, Any]:
         with self.db.session() as session:
             advisory_xact_lock(session, _PUSH_LOCK)
+            if max_total is not None:
+                _check_library_size(session, cases, max_total)
             results = [_push_one(session, case) for case in cases]
         return {"counts": dict(Counter(r["status"] for r in results)), "cases": results}
 
@@ -67,28 +93,64 @@ def current_cases(session: Session, tags: Sequence[str] = ()) -> list[LibraryCas
     return [r for r in rows if wanted.issubset(r.tags)]  # tags are JSON: filtered here, on both databases
 
 
-def parse_cases(body: Any, limits: Limits) -> list[Case]:
-    """Validate ``{"cases": [...]}``; errors name ``cases[i].<field>``."""
-    items = body.get("cases") if isinstance(body, dict) else None
+def parse_cases(body: Any, limits: Limits, prompt_tokens: Callable[[Case], int] | None = None) -> list[Case]:
+    """Validate ``{"cases": [...]}`` (:class:`LibraryPush`); errors name ``cases[i].<field>``.
+
+    The cheap checks of every case come first, so that a push over a limit is refused
+    before any prompt is tokenized: the number of cases, each case's fields and sizes
+    (:func:`~api.services.limits.check_case_limits`, nothing built), the prompt
+    characters of the whole push; then each case's token count.
+    """
+    if not isinstance(body, dict):
+        raise InvalidCase('the body must be an object {"cases": [case, ...]}', "cases")
+    items = body.get("cases")
     if not isinstance(items, list) or not items:
         raise InvalidCase("`cases` must be a non-empty list of cases", "cases")
+    for name in body:
+        if name not in LibraryPush.__struct_fields__:
+            raise InvalidCase(f"{name}: is not a known field (the body is {{\"cases\": [case, ...]}})", str(name))
+    if len(items) > limits.max_library_push_cases:
+        raise TooLarge(f"{len(items)} cases in one push; at most {limits.max_library_push_cases} are accepted "
+                       "(RAG_DIAGNOSE_MAX_LIBRARY_PUSH_CASES): push them in parts", "cases")
     cases: list[Case] = []
     seen: dict[str, int] = {}
+    chars = 0
     for i, item in enumerate(items):
         try:
             case = case_from_dict(item)
         except CaseError as exc:
             field = f"cases[{i}]" if exc.field == "$" else f"cases[{i}].{exc.field}"
             raise InvalidCase(f"cases[{i}].{exc}", field) from None
-        try:
-            check_case_size(case, limits, None)
-        except ServiceError as exc:
-            raise type(exc)(f"cases[{i}]: {exc.detail}", f"cases[{i}].{exc.field}") from None
+        chars += _checked(i, lambda case=case: check_case_limits(case, limits))
         if case.id in seen:
             raise InvalidCase(f"cases[{i}].id: {case.id!r} is also cases[{seen[case.id]}].id", f"cases[{i}].id")
         seen[case.id] = i
         cases.append(case)
+    if chars > limits.max_library_push_prompt_chars:
+        raise TooLarge(f"the {len(cases)} cases' prompts are {chars:,} characters together; at most "
+                       f"{limits.max_library_push_prompt_chars:,} are accepted in one push "
+                       "(RAG_DIAGNOSE_MAX_LIBRARY_PUSH_PROMPT_CHARS): push them in parts", "cases")
+    if prompt_tokens is not None:
+        for i, case in enumerate(cases):
+            _checked(i, lambda case=case: check_prompt_tokens(case, limits, prompt_tokens))
     return cases
+
+
+def _checked(i: int, check: Callable[[], Any]) -> Any:
+    """``check()``, its service error renamed to ``cases[i].<field>``."""
+    try:
+        return check()
+    except ServiceError as exc:
+        raise type(exc)(f"cases[{i}]: {exc.detail}", f"cases[{i}].{exc.field}") from None
+
+
+def _check_library_size(session: Session, cases: Sequence[Case], max_total: int) -> None:
+    """Refuse a push after which the library would hold more than ``max_total`` current cases."""
+    stored = set(session.scalars(select(LibraryCase.case_id).where(LibraryCase.current.is_(True))))
+    new = {case.id for case in cases} - stored
+    if new and len(stored) + len(new) > max_total:
+        raise TooLarge(f"the library holds {len(stored)} cases and this push adds {len(new)}; at most "
+                       f"{max_total} are accepted (RAG_DIAGNOSE_MAX_LIBRARY_CASES)", "cases")
 
 
 def _push_one(session: Session, case: Case) -> dict[str, Any]:

@@ -9,11 +9,27 @@ import msgspec
 from api.services.errors import InvalidCase, TooLarge
 from api.settings import Limits
 from diagnose.case import Case
+from diagnose.errors import CaseError
+from diagnose.prompt import check_prompt_size, prompt_size
 
 
-def check_case_size(case: Case, limits: Limits, prompt_tokens: Callable[[Case], int] | None) -> None:
+def check_case_size(case: Case, limits: Limits, prompt_tokens: Callable[[Case], int] | None) -> int:
     """Raise :class:`TooLarge` naming the field that is over its limit
-    (:class:`InvalidCase` for a text that no database stores, see :func:`check_no_nul`)."""
+    (:class:`InvalidCase` for a text that no database stores, see :func:`check_no_nul`).
+
+    Every path that stores a case runs this. The cheap checks come first
+    (:func:`check_case_limits`: nothing is built), then, given a counter, the token
+    count of the assembled prompt. Returns the assembled prompt's length in characters.
+    """
+    chars = check_case_limits(case, limits)
+    if prompt_tokens is not None:
+        check_prompt_tokens(case, limits, prompt_tokens)
+    return chars
+
+
+def check_case_limits(case: Case, limits: Limits) -> int:
+    """Everything but the token count; the prompt's length is computed, not built
+    (:func:`diagnose.prompt.check_prompt_size`). Returns that length."""
     check_no_nul(msgspec.to_builtins(case))
     if case.model not in limits.models:
         raise InvalidCase(f"model {case.model!r} is not served here; allowed: {', '.join(limits.models)} "
@@ -29,15 +45,29 @@ def check_case_size(case: Case, limits: Limits, prompt_tokens: Callable[[Case], 
         raise TooLarge(
             f"max_new_tokens {case.sampling.max_new_tokens}; at most {limits.max_new_tokens} are accepted",
             "sampling.max_new_tokens")
-    if prompt_tokens is not None:
-        try:
-            tokens = prompt_tokens(case)
-        except Exception as exc:  # unknown or unloadable model: the client's field, not our crash
-            raise InvalidCase(str(exc), "model") from None
-        if tokens > limits.max_prompt_tokens:
-            raise TooLarge(
-                f"the assembled prompt has {tokens} tokens; at most {limits.max_prompt_tokens} are accepted",
-                "documents")
+    try:
+        return check_prompt_size(case, limits.max_prompt_chars).chars
+    except CaseError as exc:
+        raise TooLarge(f"{exc.reason} (RAG_DIAGNOSE_MAX_PROMPT_TOKENS {limits.max_prompt_tokens} x "
+                       f"RAG_DIAGNOSE_PROMPT_CHARS_PER_TOKEN {limits.prompt_chars_per_token})", exc.field) from None
+
+
+def check_prompt_tokens(case: Case, limits: Limits, prompt_tokens: Callable[[Case], int]) -> None:
+    """The assembled prompt's tokens, counted with the case model's tokenizer, within the limit."""
+    try:
+        tokens = prompt_tokens(case)
+    except CaseError as exc:  # over the engine's own bound (diagnose.prompt.MAX_PROMPT_CHARS)
+        raise TooLarge(exc.reason, exc.field) from None
+    except Exception as exc:  # unknown or unloadable model: the client's field, not our crash
+        raise InvalidCase(str(exc), "model") from None
+    if tokens > limits.max_prompt_tokens:
+        # Blamed as the character check blames: at this prompt's own characters per token,
+        # the part (or the repeating template) without which it would fit.
+        size = prompt_size(case)
+        field = size.culprit(size.chars * limits.max_prompt_tokens // tokens)
+        raise TooLarge(
+            f"the assembled prompt has {tokens} tokens; at most {limits.max_prompt_tokens} are accepted "
+            "(RAG_DIAGNOSE_MAX_PROMPT_TOKENS)", field)
 
 
 def check_no_nul(data: Any, path: str = "") -> None:

@@ -8,6 +8,10 @@ finished diagnosis is never run again (``claim`` skips it). When the last one
 finishes, the worker's hook (:class:`~api.services.nightly_gate.RunFinalizer`)
 compares the run with its baseline; reading a run finishes it too, should that
 hook have been missed.
+
+A run is admitted like single diagnoses, under the same capacity and in one step
+(:class:`~api.services.diagnoses.Admission`): all its cases fit the free capacity,
+or it is refused whole with 503 and ``Retry-After`` and nothing is stored.
 """
 
 from __future__ import annotations
@@ -16,12 +20,17 @@ from typing import Any, Literal, Sequence
 
 from sqlalchemy import select
 
-from api.db.models import PENDING, Diagnosis, NightlyItem, NightlyRun, iso_utc, new_id
+from api.db.models import PENDING, Diagnosis, LibraryCase, NightlyItem, NightlyRun, iso_utc, new_id
 from api.db.session import Database
-from api.db.store import mark_not_queued, run_item_statuses, sha256_of
-from api.services.errors import Conflict, InvalidRequest, NotFound, Unavailable
+from api.db.store import finish, mark_not_queued, run_item_statuses, sha256_of
+from api.services.diagnoses import Admission
+from api.services.errors import Conflict, InvalidRequest, NotFound, ServiceError, Unavailable
 from api.services.library import current_cases
+from api.services.limits import check_case_limits
 from api.services.nightly_gate import finalize, stored_result
+from api.settings import Limits, ServiceSettings
+from diagnose.case import case_from_dict
+from diagnose.errors import CaseError
 from diagnose.nightly.compare import GateSettings
 from diagnose.nightly.junit import render_junit
 from diagnose.nightly.markdown import render_markdown
@@ -34,10 +43,15 @@ MAX_SEED_OFFSET = 2**31 - 2**16
 
 
 class NightlyService:
-    def __init__(self, db: Database, queue, gate: GateSettings | None = None) -> None:
+    def __init__(self, db: Database, queue, gate: GateSettings | None = None,
+                 settings: ServiceSettings | None = None, admission: Admission | None = None) -> None:
         self.db = db
         self.queue = queue
         self.gate = gate
+        # The API passes its own settings and admission (one capacity for runs and diagnoses);
+        # a worker's scheduled run reads the same RAG_DIAGNOSE_* variables.
+        self.settings = settings or ServiceSettings.from_env()
+        self.admission = admission or Admission(self.settings.queue)
 
     def start_run(self, tags: Sequence[str] = (), baseline_id: str | None = None, fail_on: FailOn = "fail",
                   seed_offset: int | None = None) -> dict[str, Any]:
@@ -46,6 +60,13 @@ class NightlyService:
         ``baseline_id`` None means the latest done run with the same tags (none: every
         case is new). ``seed_offset`` None derives one from the run id, so each run
         draws fresh samples and the gate sees real sampling noise.
+
+        Admission is that of single diagnoses, in the same step: a run whose cases do
+        not fit the free capacity is refused whole (:class:`QueueFull`, 503 with
+        ``Retry-After``) and stores nothing; one larger than the whole capacity is a
+        422 naming ``tags``. A stored case over the current limits (stored before them,
+        or by ``diagnose library push``) is not queued: its diagnosis fails at once,
+        naming the field, and the gate counts it as an error.
         """
         if fail_on not in FAIL_ON:
             raise InvalidRequest(f"fail_on must be one of {', '.join(FAIL_ON)} (got {fail_on!r})", "fail_on")
@@ -54,12 +75,20 @@ class NightlyService:
         tags = sorted(set(tags))
         run_id = new_id()
         offset = seed_offset_for(run_id) if seed_offset is None else seed_offset
-        with self.db.session() as session:
+        capacity = self.settings.queue.capacity
+        with self.admission.session(self.db) as session:
             cases = current_cases(session, tags)
             if not cases:
                 raise InvalidRequest("no current library case" + (f" carries every tag of {tags}" if tags else
                                      " exists; push cases with POST /v1/library first"), "tags")
             baseline = _resolve_baseline(session, baseline_id, tags)
+            refused = {case.id: error for case in cases if (error := _over_limits(case, self.settings.limits))}
+            runnable = len(cases) - len(refused)
+            if runnable > capacity:
+                raise InvalidRequest(
+                    f"the run would queue {runnable} cases; the queue holds at most {capacity} "
+                    "(RAG_DIAGNOSE_CAPACITY): select fewer cases with tags, or raise the capacity", "tags")
+            self.admission.admit(session, runnable, f"a nightly run of {runnable} cases")
             session.add(NightlyRun(id=run_id, status="running", tags=tags, fail_on=fail_on, seed_offset=offset,
                                    baseline_id=baseline))
             diagnosis_ids = []
@@ -67,9 +96,12 @@ class NightlyService:
                 diagnosis = Diagnosis(
                     id=new_id(), status="queued", mode="run", case_id=case.case_id, case=case.case,
                     seed_offset=offset, request_key=sha256_of({"nightly_run": run_id, "case": case.content_hash}))
+                if case.id in refused:
+                    finish(diagnosis, "failed", refused[case.id])
+                else:
+                    diagnosis_ids.append(diagnosis.id)
                 session.add(diagnosis)
                 session.add(NightlyItem(run_id=run_id, library_case_id=case.id, diagnosis_id=diagnosis.id))
-                diagnosis_ids.append(diagnosis.id)
         self._enqueue(run_id, diagnosis_ids)
         return self.get(run_id, with_summary=False)
 
@@ -83,7 +115,8 @@ class NightlyService:
                     mark_not_queued(session, diagnosis_ids[i:], exc)
                 finalize(self.db, run_id, self.gate)
                 raise Unavailable(f"the job queue is unavailable ({exc}); nightly run {run_id} records "
-                                  f"{len(diagnosis_ids) - i} of {len(diagnosis_ids)} cases as not run") from exc
+                                  f"{len(diagnosis_ids) - i} of {len(diagnosis_ids)} cases as not run",
+                                  headers=self.admission.retry_after) from exc
 
     # -- read -------------------------------------------------------------------
     def get(self, run_id: str, with_summary: bool = True) -> dict[str, Any]:
@@ -126,6 +159,17 @@ class NightlyService:
             if run.status != "done":
                 raise Conflict(f"nightly run {run_id} is {run.status}; its results come when every case finished")
             return stored_result(session, run)
+
+
+def _over_limits(case: LibraryCase, limits: Limits) -> dict[str, Any] | None:
+    """Why the stored case may not be queued now (a diagnosis error), or None."""
+    try:
+        check_case_limits(case_from_dict(case.case), limits)
+    except CaseError as exc:
+        return {"title": "invalid case", "detail": str(exc), "field": exc.field}
+    except ServiceError as exc:
+        return {"title": exc.title, "detail": exc.detail, "field": exc.field}
+    return None
 
 
 def _resolve_baseline(session, baseline_id: str | None, tags: list[str]) -> str | None:

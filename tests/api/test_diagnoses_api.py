@@ -116,6 +116,12 @@ def test_size_limits_answer_413_naming_the_field(make_client):
     huge = small_case()
     huge["documents"][0]["text"] = "word " * 60_000
     assert_problem(client.post("/v1/diagnoses", json=huge), 413)
+    many_words = small_case()
+    many_words["documents"][0]["text"] = "word " * 20_000  # under the character bound, over the token limit
+    assert "RAG_DIAGNOSE_MAX_PROMPT_TOKENS" in assert_problem(
+        client.post("/v1/diagnoses", json=many_words), 413, "documents")["detail"]
+    amplified = {**small_case(), "template": "{question}" + "{documents}" * 5000}  # 3 KB of body
+    assert_problem(client.post("/v1/diagnoses", json=amplified), 413, "template")
 
 
 def test_full_queue_answers_503_with_retry_after(make_client):

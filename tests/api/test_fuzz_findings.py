@@ -71,6 +71,40 @@ def test_regex_constraint_python_cannot_compile_is_a_422(client_and_app, pattern
     assert_problem(client.post("/v1/diagnoses", json=case), 422, "constraints[0].pattern")
 
 
+@pytest.mark.parametrize(("path", "value"), [
+    ("documents[0].score", "NaN"), ("documents[1].score", "Infinity"), ("documents[0].score", "-Infinity"),
+    ("sampling.temperatures[1]", "NaN"), ("sampling.top_p", "Infinity"), ("sampling.repetition_penalty", "nan"),
+])
+def test_non_finite_number_is_a_422_naming_the_field(client_and_app, path, value):
+    # PostgreSQL: "invalid input syntax for type json" (NaN is no JSON number), answered 500;
+    # SQLite stored the non-standard JSON.
+    client, app = client_and_app
+    case = small_case("nan", documents=2)
+    if path.startswith("documents"):
+        case["documents"][int(path[10])]["score"] = value
+    else:
+        case["sampling"] = {"temperatures": [0.2, value]} if "temperatures" in path else {path[9:]: value}
+    for mode in ("run", "inputs"):
+        problem = client.post(f"/v1/diagnoses?mode={mode}", json=case)
+        assert_problem(problem, 422, path)
+        assert problem.json()["detail"].startswith(f"{path}: must be a finite number")
+    assert_problem(client.post("/v1/library", json={"cases": [small_case("a"), case]}), 422, f"cases[1].{path}")
+    assert app.state.service.queue.items == []
+    assert client.get("/v1/diagnoses").json() == [] and client.get("/v1/library").json() == []
+    assert client.get("/healthz").status_code == 200
+
+
+@pytest.mark.parametrize("case_id", ["abc\n", "abc\r\n", "a\nb"])
+def test_case_id_with_a_newline_is_a_422(client_and_app, case_id):
+    # ``^...$`` with re.match took "abc\n"; the id went into the database and the pages.
+    client, app = client_and_app
+    assert_problem(client.post("/v1/diagnoses", json=small_case(case_id)), 422, "id")
+    assert_problem(client.post("/v1/library", json={"cases": [small_case(case_id)]}), 422, "cases[0].id")
+    assert app.state.service.queue.items == []
+    assert client.get("/v1/diagnoses").json() == [] and client.get("/v1/library").json() == []
+    assert client.get("/healthz").status_code == 200
+
+
 def test_openapi_documents_the_case_body_and_problem_answers(client_and_app):
     client, _ = client_and_app
     document = client.get("/schema/openapi.json").json()

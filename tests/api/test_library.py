@@ -85,6 +85,9 @@ def test_list_filters_by_every_tag(client):
     ([small_case("ok"), "not a case"], 422, "cases[1]"),
     ([small_case("same"), small_case("same")], 422, "cases[1].id"),
     ([small_case("big", documents=21)], 413, "cases[0].documents"),
+    ([small_case("ok"), {**small_case("amp"), "template": "{question}" + "{documents}" * 5000}], 413,
+     "cases[1].template"),
+    ([small_case("ok"), {**small_case("long"), "question": "why " * 17_000}], 413, "cases[1].question"),
     ([], 422, "cases"),
 ])
 def test_invalid_push_names_the_field_and_stores_nothing(client, cases, status, field):

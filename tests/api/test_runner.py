@@ -189,3 +189,85 @@ def test_writes_are_retried_while_the_database_is_away(monkeypatch):
 
     with pytest.raises(DatabaseUnavailable):
         with_database_retries(down, "test")
+
+
+class TickingDiagnoser(FakeDiagnoser):
+    """Reports progress every few milliseconds for ``seconds``, then returns its report."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds = seconds
+
+    def run(self, case, seed_offset: int = 0):
+        import time
+
+        self.calls.append(("run", case.id))
+        self.progress.phase("sampling", total=None)
+        started = time.monotonic()
+        while time.monotonic() - started < self.seconds:
+            self.progress.update(int((time.monotonic() - started) * 100))
+            time.sleep(0.01)
+        return super().run(case, seed_offset)
+
+
+def test_a_diagnosis_past_its_time_limit_is_failed_at_its_next_progress_report(env):
+    import time
+
+    db, _, service = env
+    diagnosis_id = service.submit(small_case()).view["id"]
+    runner = DiagnosisRunner(db, lambda: TickingDiagnoser(seconds=5), time_limit_s=0.3)
+    started = time.monotonic()
+    runner.execute(diagnosis_id)
+    took = time.monotonic() - started
+    failed = service.get(diagnosis_id)
+    assert failed["status"] == "failed" and failed["error"]["title"] == "time limit", failed
+    assert "0.3 s" in failed["error"]["detail"] and "RAG_DIAGNOSE_JOB_TIMEOUT_S" in failed["error"]["detail"]
+    assert took < 3, f"stopped only after {took:.1f} s"
+    assert runner.overdue_s() == 0 and runner.running_since is None
+    assert _findings(db, diagnosis_id) == 0
+
+
+def test_the_attempt_limit_is_a_setting(env):
+    db, _, service = env
+    diagnosis_id = service.submit(small_case()).view["id"]
+    with db.session() as session:  # one worker already froze on it
+        row = session.get(Diagnosis, diagnosis_id)
+        row.status, row.attempts = "running", 1
+    diagnoser = FakeDiagnoser()
+    DiagnosisRunner(db, lambda: diagnoser, max_attempts=1).execute(diagnosis_id)
+    failed = service.get(diagnosis_id)
+    assert failed["status"] == "failed" and "RAG_DIAGNOSE_MAX_ATTEMPTS" in failed["error"]["detail"]
+    assert diagnoser.calls == []
+    from api.settings import ServiceSettings
+
+    queue = ServiceSettings.from_env({"RAG_DIAGNOSE_MAX_ATTEMPTS": "5", "RAG_DIAGNOSE_JOB_TIMEOUT_S": "90"}).queue
+    assert (queue.max_attempts, queue.job_timeout_s) == (5, 90.0)
+    with pytest.raises(ValueError, match="RAG_DIAGNOSE_MAX_ATTEMPTS"):
+        DiagnosisRunner(db, lambda: diagnoser, max_attempts=0)
+
+
+def test_two_workers_recording_a_new_environment_at_once_both_succeed(postgres_url):
+    """Each saw no fingerprint row and inserts it: the second must not fail its diagnosis."""
+    from api.db.models import Fingerprint
+    from api.db.store import record_report
+    from tests.api.conftest import FakeReport
+
+    upgrade(postgres_url)
+    db = Database(postgres_url)
+    service = DiagnosisService(db, ListQueue(), service_settings(postgres_url), FakeInline())
+    ids = [service.submit(small_case(f"race-{i}")).view["id"] for i in range(2)]
+    from diagnose.case import case_from_dict
+
+    report = FakeReport(case_from_dict(small_case("race")), "run").to_dict()
+    report["environment"] = {"model_id": "fake", "race": ids[0]}  # new to this database
+    try:
+        with db.session() as first:
+            looked = first.get(Fingerprint, "none")  # noqa: F841 - the first worker's transaction is open
+            with db.session() as second:
+                record_report(second, second.get(Diagnosis, ids[1]), report)
+            real_get = first.get
+            first.get = lambda cls, key, **kw: None if cls is Fingerprint else real_get(cls, key, **kw)
+            record_report(first, first.get(Diagnosis, ids[0]), report)  # it looked before the other committed
+        assert [service.get(i)["status"] for i in ids] == ["done", "done"]
+    finally:
+        db.dispose()

@@ -1,5 +1,7 @@
 """Signing in with an API key in real Chromium: the form posts under the strict CSP,
-the cookie opens the pages, and nothing leaves 127.0.0.1."""
+the cookie opens the pages, and nothing leaves 127.0.0.1. The API docs page too:
+the browser is sent to sign in, then Swagger UI renders the document under its
+own CSP (a violation is a console error) from this site's scripts and stylesheet."""
 
 from __future__ import annotations
 
@@ -46,5 +48,33 @@ def test_sign_in_with_a_key_then_read_the_pages(browser, keyed_site):  # noqa: F
         page.screenshot(path=str(SCREENSHOTS / "library-after-login.png"), full_page=True)
         assert errors == []  # a CSP violation (e.g. a blocked form post) is a console error
         assert all(url.startswith(base + "/") for url in requests), requests
+    finally:
+        context.close()
+
+
+def test_the_docs_page_renders_under_its_csp_after_signing_in(browser, keyed_site):  # noqa: F811
+    base, key = keyed_site
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    requests, errors = [], []
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(base + "/schema", wait_until="load")
+        assert page.url == base + "/login?next=%2Fschema"
+        page.fill("#key", key)
+        page.click("button[type=submit]")
+        page.wait_for_url(base + "/schema")
+        page.wait_for_selector(".opblock", timeout=20_000)
+        assert "rag-diagnose" in page.locator(".info .title").first.inner_text()
+        assert page.locator(".opblock-summary-path", has_text="/v1/diagnoses").count() >= 1
+        page.locator(".opblock").first.click()
+        page.wait_for_selector(".opblock-body")
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "api-docs.png"), full_page=False)
+        assert errors == []
+        assert all(url.startswith(base + "/") for url in requests), requests
+        assert base + "/schema/openapi.json" in requests
     finally:
         context.close()

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from litestar.testing import TestClient
 
 from api.app import create_app
 from api.controllers.session import SESSION_COOKIE, local_path
 from api.services.auth import create_key
+from api.settings import AuthSettings
 from tests.api.conftest import FakeInline, ListQueue, service_settings, small_case
 
 HTML = {"accept": "text/html"}
@@ -63,6 +66,31 @@ def test_logout_forgets_the_key(keyed):
 @pytest.mark.parametrize(("target", "expected"), [
     ("/nightly/abc", "/nightly/abc"), ("//evil.example/x", "/"), ("https://evil.example", "/"),
     ("/\\evil.example", "/"), (None, "/"), ("", "/"),
+    ("/\t/evil.example", "/"), ("/\n/evil.example", "/"), ("/\x7f/evil.example", "/"),
 ])
 def test_login_only_returns_to_local_paths(target, expected):
     assert local_path(target) == expected
+
+
+def test_wrong_keys_in_the_form_count_against_the_address(sqlite_url):
+    settings = replace(service_settings(sqlite_url), auth=AuthSettings(failed_auth_limit="2/minute"))
+    app = create_app(settings, queue=ListQueue(), inline=FakeInline())
+    key = create_key(app.state.service.db, "people")
+    app.state.key_ring.invalidate()
+    with TestClient(app) as client:
+        for _ in range(2):
+            assert client.post("/login", data={"key": "rdk_wrong", "next": "/"}, follow_redirects=False).status_code == 401
+        blocked = client.post("/login", data={"key": key, "next": "/"}, follow_redirects=False)
+        assert blocked.status_code == 429 and "failed authentications" in blocked.text
+        assert 1 <= int(blocked.headers["retry-after"]) <= 61 and "set-cookie" not in blocked.headers
+        assert "form-action 'self'" in blocked.headers["content-security-policy"]
+        assert client.get("/v1/diagnoses", headers={"Authorization": f"Bearer {key}"}).status_code == 429
+
+
+def test_a_form_without_a_key_field_is_answered_not_a_crash(tmp_path, keyed):
+    open_url = f"sqlite:///{tmp_path / 'open.db'}"
+    open_app = create_app(service_settings(open_url), queue=ListQueue(), inline=FakeInline())
+    with TestClient(open_app) as client:  # no keys configured: nothing to check, back to the page
+        assert client.post("/login", data={"next": "/"}, follow_redirects=False).status_code == 303
+    client, _ = keyed
+    assert client.post("/login", data={"next": "/"}, follow_redirects=False).status_code == 401

@@ -105,3 +105,5 @@ def test_pages_need_an_api_key_once_keys_exist(site):
     client.app.state.key_ring.invalidate()
     assert client.get("/library").status_code == 401
     assert client.get("/library", headers={"Authorization": f"Bearer {key}"}).status_code == 200
+    assert client.get("/schema").status_code == 401  # the API docs page too
+    assert client.get("/schema", headers={"Authorization": f"Bearer {key}"}).status_code == 200

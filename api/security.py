@@ -1,0 +1,46 @@
+"""Security headers: a Content-Security-Policy on every HTML answer of the service.
+
+The site pages set their own strict policy (no scripts at all, see
+:func:`api.controllers.diagnoses.content_security_policy`); the API docs page
+under ``/schema`` gets :data:`api.openapi.DOCS_POLICY` from its router.
+:func:`security_headers` is the net under both: any ``text/html`` answer that
+still has no policy (Litestar's own pages, such as the 404 under ``/schema``)
+gets the strict one, and every HTML answer gets ``X-Content-Type-Options: nosniff``.
+"""
+
+from __future__ import annotations
+
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from api.controllers.diagnoses import content_security_policy
+
+_CSP = b"content-security-policy"
+_NOSNIFF = b"x-content-type-options"
+
+
+def security_headers(app: ASGIApp) -> ASGIApp:
+    """ASGI middleware: adds the strict policy and ``nosniff`` to HTML answers that lack them."""
+    strict = content_security_policy().encode()
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers") or [])
+                names = {bytes(name).lower() for name, _ in headers}
+                content_type = next((bytes(value) for name, value in headers
+                                     if bytes(name).lower() == b"content-type"), b"")
+                if content_type.lower().startswith(b"text/html"):
+                    if _CSP not in names:
+                        headers.append((_CSP, strict))
+                    if _NOSNIFF not in names:
+                        headers.append((_NOSNIFF, b"nosniff"))
+                    message = {**message, "headers": headers}  # type: ignore[assignment]
+            await send(message)
+
+        await app(scope, receive, send_with_headers)
+
+    return middleware
