@@ -1,0 +1,198 @@
+"""Every attack of the hostile-client review, replayed against the real app (SQLite and PostgreSQL).
+
+Each request must be answered with its documented 4xx (never a 5xx), within a time
+bound, with nothing stored when it is refused, and the service must still answer
+``/healthz`` afterwards. The focused tests of each fix live beside this file
+(test_limits_attacks, test_request_parsing, test_auth, test_jobs_health,
+test_jobs_stalled, test_orphans, sampling/test_constraint_timeout); this file is
+the replay of the attack list as a client sends it. The regex attack needs a real
+sampled text, so it runs against a live ``diagnose serve`` with the embedded model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable
+
+import httpx
+import pytest
+from litestar.testing import TestClient
+
+from api.app import create_app
+from api.services.auth import create_key
+from api.settings import AuthSettings
+from tests.api.conftest import FakeInline, ListQueue, service_settings, small_case
+from tests.api.test_limits_attacks import amplifying, counts
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSWER_WITHIN_S = 2.0
+"""What any refused request may take on this 2-core machine, loaded by the rest of the suite."""
+
+
+def _deep(depth: int) -> str:
+    return '{"id": "deep", "question": "q", "documents": ' + "[" * depth + "]" * depth + "}"
+
+
+Attack = Callable[[TestClient], httpx.Response]
+
+ATTACKS: dict[str, tuple[Attack, int, str | None]] = {
+    # 2. a template that multiplies the prompt, on both paths that store a case
+    "template x1000 on /v1/diagnoses": (
+        lambda c: c.post("/v1/diagnoses", json=amplifying(1000)), 413, "template"),
+    "document_format x1000 on /v1/diagnoses": (
+        lambda c: c.post("/v1/diagnoses", json=amplifying(1000, "document_format")), 413, "document_format"),
+    "template x1000 on /v1/library": (
+        lambda c: c.post("/v1/library", json={"cases": [amplifying(1000)]}), 413, "cases[0].template"),
+    # 4. non-finite numbers
+    "score NaN": (
+        lambda c: c.post("/v1/diagnoses", json={**small_case(), "documents": [
+            {"id": "d0", "text": "x", "score": "NaN"}]}), 422, "documents[0].score"),
+    "score Infinity": (
+        lambda c: c.post("/v1/diagnoses", json={**small_case(), "documents": [
+            {"id": "d0", "text": "x", "score": "Infinity"}]}), 422, "documents[0].score"),
+    # 5. a body nested 10,000 deep
+    "JSON nested 10,000 deep": (
+        lambda c: c.post("/v1/diagnoses", content=_deep(10_000), headers={"content-type": "application/json"}),
+        400, "body"),
+    "library body nested 10,000 deep": (
+        lambda c: c.post("/v1/library", content='{"cases": ' + "[" * 10_000 + "]" * 10_000 + "}",
+                         headers={"content-type": "application/json"}), 400, "body"),
+    # 7. an id with a trailing newline
+    "id 'abc\\n'": (lambda c: c.post("/v1/diagnoses", json=small_case("abc\n")), 422, "id"),
+    # 9. JSON sent as text/plain (what a cross-site form can send)
+    "JSON as text/plain": (
+        lambda c: c.post("/v1/diagnoses", content=json.dumps(small_case()), headers={"content-type": "text/plain"}),
+        415, "Content-Type"),
+    "nightly run as a form": (
+        lambda c: c.post("/v1/nightly-runs", content="tags=x",
+                         headers={"content-type": "application/x-www-form-urlencoded"}), 415, "Content-Type"),
+}
+
+
+@pytest.fixture
+def hostile_app(database_url):
+    settings = replace(service_settings(database_url, capacity=5),
+                       auth=AuthSettings(default_rate_limit="100000/minute", failed_auth_limit="5/minute"))
+    app = create_app(settings, queue=ListQueue(), inline=FakeInline())
+    with TestClient(app) as client:
+        app.state.client = client
+        yield app
+
+
+def _refused_quickly(app, attack: Attack, status: int, field: str | None) -> None:
+    before = counts(app)
+    started = time.perf_counter()
+    response = attack(app.state.client)
+    elapsed = time.perf_counter() - started
+    assert response.status_code < 500, response.text
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    if field is not None:
+        assert response.json()["field"] == field, response.json()
+    assert elapsed < ANSWER_WITHIN_S, f"answered in {elapsed:.2f}s"
+    assert counts(app) == before, "a refused request stored something"
+    assert app.state.client.get("/healthz").status_code == 200
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_each_attack_is_refused_quickly_and_stores_nothing(hostile_app, name):
+    _refused_quickly(hostile_app, *ATTACKS[name])
+
+
+def test_a_nightly_run_over_capacity_is_refused_and_single_diagnoses_still_fit(hostile_app):
+    # 3. capacity 5: a library of 4 cases fits once; with 3 diagnoses queued it no longer does
+    client = hostile_app.state.client
+    cases = [small_case(f"lib-{i}") for i in range(4)]
+    assert client.post("/v1/library", json={"cases": cases}).status_code == 200
+    for i in range(3):
+        assert client.post("/v1/diagnoses", json=small_case(f"single-{i}")).status_code == 202
+    before = counts(hostile_app)
+    response = client.post("/v1/nightly-runs", json={})
+    assert response.status_code == 503, response.text
+    assert response.headers["retry-after"]
+    assert counts(hostile_app) == before
+    assert client.post("/v1/diagnoses", json=small_case("single-after")).status_code == 202
+
+
+def test_wrong_keys_are_rate_limited_and_closed_endpoints_need_a_key(hostile_app):
+    # 9. /metrics and /schema behind the key; failed authentications limited per address
+    key = create_key(hostile_app.state.service.db, "ci")
+    hostile_app.state.key_ring.invalidate()
+    client = hostile_app.state.client
+    for path in ("/metrics", "/schema/openapi.json", "/schema"):
+        assert client.get(path).status_code == 401, path
+        assert client.get(path, headers={"authorization": f"Bearer {key}"}).status_code == 200, path
+    statuses = [client.get("/v1/diagnoses", headers={"authorization": "Bearer wrong"}).status_code for _ in range(6)]
+    assert statuses[:5] == [401] * 5 and statuses[5] == 429
+    limited = client.get("/v1/diagnoses", headers={"authorization": f"Bearer {key}"})
+    assert limited.status_code == 429 and limited.headers["retry-after"]
+    assert client.get("/healthz").status_code == 200
+
+
+def test_the_docs_page_loads_no_remote_script(hostile_app):
+    page = hostile_app.state.client.get("/schema")
+    assert page.status_code == 200
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    assert "http://" not in page.text and "https://" not in page.text
+
+
+# --- 1. a regex constraint that backtracks forever, on the live embedded service ----------------
+
+HOSTILE_PATTERN = r"^(.|.)+(?!)"
+"""Never matches, and every way of splitting the text is tried first: exponential in its length."""
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.models
+def test_a_catastrophic_regex_neither_freezes_the_service_nor_passes_silently(tmp_path):
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "DATABASE_URL": f"sqlite:///{tmp_path / 'service.db'}"}
+    log = (tmp_path / "serve.log").open("wb")
+    server = subprocess.Popen([sys.executable, "-m", "diagnose.cli", "serve", "--port", str(port)], cwd=ROOT,
+                              env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(base + "/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(1)
+        case = {**small_case("regex-attack"), "constraints": [{"type": "regex", "pattern": HOSTILE_PATTERN}],
+                "sampling": {"seeds": 2, "temperatures": [0.7], "max_new_tokens": 24}}
+        created = httpx.post(base + "/v1/diagnoses?mode=run", json=case, timeout=10)
+        assert created.status_code == 202, created.text
+        link = base + created.json()["links"]["self"]
+        slowest, status, deadline = 0.0, "queued", time.monotonic() + 600
+        while status not in ("done", "failed") and time.monotonic() < deadline:
+            started = time.perf_counter()
+            health = httpx.get(base + "/healthz", timeout=10)
+            slowest = max(slowest, time.perf_counter() - started)
+            assert health.status_code == 200
+            status = httpx.get(link, timeout=10).json()["status"]
+            time.sleep(1)
+        report = httpx.get(link, timeout=10).json()
+        assert status == "done", report
+        assert slowest < 5.0, f"/healthz took {slowest:.1f}s while the pattern ran"
+        rules = {f["rule"] for f in report["report"]["findings"]}
+        assert "sampling.constraint_timeout" in rules
+        run = report["report"]["sampling"]["runs"][0]
+        assert "constraints[0]" in run["unavailable"]
+    finally:
+        server.terminate()
+        server.wait(20)
