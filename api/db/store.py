@@ -1,4 +1,7 @@
-"""Reads and writes of diagnoses, shared by the API, the workers and the inline path."""
+"""Reads and writes of diagnoses, shared by the API, the workers, the inline path and the pages.
+
+The library's and the nightly runs' are in :mod:`api.db.library` and :mod:`api.db.nightly`.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +11,9 @@ import json
 from typing import Any
 
 from sqlalchemy import func, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
-from api.db.models import PENDING, Diagnosis, FindingRow, Fingerprint, NightlyItem, utcnow
+from api.db.models import PENDING, Diagnosis, FindingRow, Fingerprint, utcnow
 
 
 def canonical_json(data: Any) -> str:
@@ -45,21 +48,6 @@ def mark_not_queued(session: Session, diagnosis_ids: list[str], exc: Exception) 
                {"title": "not queued", "detail": f"the job queue refused it: {exc}"})
 
 
-def run_item_statuses(session: Session, run_ids: list[str]) -> dict[str, dict[str, int]]:
-    """``run id → {diagnosis status: count}`` over the nightly runs' items, in one grouped query."""
-    if not run_ids:
-        return {}
-    rows = session.execute(
-        select(NightlyItem.run_id, Diagnosis.status, func.count())
-        .join(Diagnosis, Diagnosis.id == NightlyItem.diagnosis_id)
-        .where(NightlyItem.run_id.in_(run_ids))
-        .group_by(NightlyItem.run_id, Diagnosis.status))
-    counts: dict[str, dict[str, int]] = {}
-    for run_id, status, count in rows:
-        counts.setdefault(run_id, {})[status] = count
-    return counts
-
-
 def pending_count(session: Session) -> int:
     return session.scalar(select(func.count()).select_from(Diagnosis).where(Diagnosis.status.in_(PENDING))) or 0
 
@@ -79,6 +67,29 @@ def find_cached(session: Session, request_key: str) -> Diagnosis | None:
         .order_by(Diagnosis.created_at.desc())
         .limit(1)
     ).first()
+
+
+def recent_diagnoses(session: Session, limit: int, case_id: str | None = None,
+                     status: str | None = None) -> list[Diagnosis]:
+    """The newest diagnoses first (ties by id), of ``case_id`` and in ``status`` when given; their
+    case and report are not loaded (read one through ``session.get``)."""
+    query = (select(Diagnosis).options(defer(Diagnosis.case), defer(Diagnosis.report))
+             .order_by(Diagnosis.created_at.desc(), Diagnosis.id).limit(limit))
+    if case_id:
+        query = query.where(Diagnosis.case_id == case_id)
+    if status:
+        query = query.where(Diagnosis.status == status)
+    return list(session.scalars(query))
+
+
+def previous_done(session: Session, case_id: str, before: dt.datetime, other_than: str) -> str | None:
+    """The id of the newest finished diagnosis of ``case_id`` created before ``before``, other than
+    ``other_than`` (the diagnosis created then)."""
+    return session.scalar(
+        select(Diagnosis.id)
+        .where(Diagnosis.case_id == case_id, Diagnosis.status == "done", Diagnosis.created_at < before,
+               Diagnosis.id != other_than)
+        .order_by(Diagnosis.created_at.desc()).limit(1))
 
 
 def claim(session: Session, diagnosis_id: str, max_attempts: int) -> Diagnosis | None:

@@ -1,7 +1,8 @@
 """What the pages read from the database, as plain records (no ORM row leaves this module).
 
-Reads only: diagnoses for the index, diagnosis and compare pages; library cases
-with the verdicts of their nightly diagnoses; nightly runs with their items.
+Reads only, through the queries of :mod:`api.db` that the services use too:
+diagnoses for the index, diagnosis and compare pages; library cases with the
+verdicts of their nightly diagnoses; nightly runs with their items.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
-
-from api.db.models import Diagnosis, LibraryCase, NightlyItem, NightlyRun
+from api.db.library import current_cases, nightly_history
+from api.db.models import Diagnosis, NightlyRun
+from api.db.nightly import recent_runs, recent_summaries, run_item_statuses, run_with_items
 from api.db.session import Database
-from api.db.store import run_item_statuses
+from api.db.store import previous_done, recent_diagnoses
 
 HISTORY = 20
 """Nightly diagnoses kept per library case for its verdict strip (newest last)."""
@@ -101,106 +102,70 @@ class RunDetail:
     items: list[RunItem]
 
 
-_SUMMARY_COLUMNS = (Diagnosis.id, Diagnosis.case_id, Diagnosis.mode, Diagnosis.status, Diagnosis.verdict,
-                    Diagnosis.progress, Diagnosis.created_at, Diagnosis.finished_at)
-
-
 class PageQueries:
+    """The pages' reads: one session per call, through :mod:`api.db` (no SQL here)."""
+
     def __init__(self, db: Database) -> None:
         self.db = db
 
     # -- diagnoses --------------------------------------------------------------
     def recent(self, limit: int = 100, case_id: str | None = None) -> list[DiagnosisSummary]:
-        query = select(*_SUMMARY_COLUMNS).order_by(Diagnosis.created_at.desc(), Diagnosis.id).limit(limit)
-        if case_id:
-            query = query.where(Diagnosis.case_id == case_id)
         with self.db.session() as session:
-            return [DiagnosisSummary(*row) for row in session.execute(query)]
+            return [_summary(row) for row in recent_diagnoses(session, limit, case_id=case_id)]
 
     def diagnosis(self, diagnosis_id: str) -> DiagnosisDetail | None:
         with self.db.session() as session:
             row = session.get(Diagnosis, diagnosis_id)
-            if row is None:
-                return None
-            summary = DiagnosisSummary(row.id, row.case_id, row.mode, row.status, row.verdict, row.progress,
-                                       row.created_at, row.finished_at)
-            return DiagnosisDetail(summary, row.case, row.report, row.error)
+            return None if row is None else DiagnosisDetail(_summary(row), row.case, row.report, row.error)
 
     def previous_done(self, summary: DiagnosisSummary) -> str | None:
         """The newest finished diagnosis of the same case created before this one."""
-        query = (select(Diagnosis.id)
-                 .where(Diagnosis.case_id == summary.case_id, Diagnosis.status == "done",
-                        Diagnosis.created_at < summary.created_at, Diagnosis.id != summary.id)
-                 .order_by(Diagnosis.created_at.desc()).limit(1))
         with self.db.session() as session:
-            return session.scalar(query)
+            return previous_done(session, summary.case_id, summary.created_at, summary.id)
 
     # -- library ----------------------------------------------------------------
     def library(self) -> list[LibraryEntry]:
         with self.db.session() as session:
-            cases = session.scalars(
-                select(LibraryCase).where(LibraryCase.current.is_(True)).order_by(LibraryCase.case_id)).all()
-            ids = [c.case_id for c in cases]
-            history = self._history(session, ids)
-            gates = self._last_gates(session, set(ids))
+            cases = current_cases(session)
+            history = nightly_history(session, [c.case_id for c in cases], HISTORY)
+            gates = _last_gates(recent_summaries(session, GATE_RUNS), {c.case_id for c in cases})
             return [LibraryEntry(c.case_id, c.content_hash, [str(t) for t in c.tags], c.case, c.created_at,
-                                 history.get(c.case_id, []), gates.get(c.case_id))
+                                 [HistoryPoint(*point) for point in history.get(c.case_id, [])],
+                                 gates.get(c.case_id))
                     for c in cases]
-
-    @staticmethod
-    def _history(session, case_ids: list[str]) -> dict[str, list[HistoryPoint]]:
-        """Every version's nightly diagnoses count: a case's trend survives an edit of the case."""
-        if not case_ids:
-            return {}
-        rows = session.execute(
-            select(LibraryCase.case_id, NightlyRun.id, NightlyRun.created_at, Diagnosis.id, Diagnosis.status,
-                   Diagnosis.verdict)
-            .join(NightlyItem, NightlyItem.library_case_id == LibraryCase.id)
-            .join(NightlyRun, NightlyRun.id == NightlyItem.run_id)
-            .join(Diagnosis, Diagnosis.id == NightlyItem.diagnosis_id)
-            .where(LibraryCase.case_id.in_(case_ids))
-            .order_by(NightlyRun.created_at, NightlyRun.id))
-        history: dict[str, list[HistoryPoint]] = {}
-        for case_id, *point in rows:
-            history.setdefault(case_id, []).append(HistoryPoint(*point))
-        return {case_id: points[-HISTORY:] for case_id, points in history.items()}
-
-    @staticmethod
-    def _last_gates(session, case_ids: set[str]) -> dict[str, GatePoint]:
-        runs = session.execute(
-            select(NightlyRun.id, NightlyRun.summary).where(NightlyRun.summary.is_not(None))
-            .order_by(NightlyRun.created_at.desc()).limit(GATE_RUNS))
-        gates: dict[str, GatePoint] = {}
-        for run_id, summary in runs:
-            for case in (summary or {}).get("cases") or []:
-                case_id = case.get("case_id")
-                if case_id in case_ids and case_id not in gates:
-                    gates[case_id] = GatePoint(run_id, str(case.get("status")))
-        return gates
 
     # -- nightly runs -----------------------------------------------------------
     def runs(self, limit: int = 50) -> list[RunSummary]:
         with self.db.session() as session:
-            runs = session.scalars(
-                select(NightlyRun).order_by(NightlyRun.created_at.desc(), NightlyRun.id).limit(limit)).all()
+            runs = recent_runs(session, limit)
             counts = run_item_statuses(session, [r.id for r in runs])
             return [_run_summary(r, counts.get(r.id, {})) for r in runs]
 
     def run(self, run_id: str) -> RunDetail | None:
         with self.db.session() as session:
-            run = session.get(NightlyRun, run_id)
-            if run is None:
+            found = run_with_items(session, run_id, reports=False)
+            if found is None:
                 return None
-            rows = session.execute(
-                select(LibraryCase.case_id, Diagnosis.id, Diagnosis.status, Diagnosis.verdict)
-                .select_from(NightlyItem)
-                .join(LibraryCase, LibraryCase.id == NightlyItem.library_case_id)
-                .join(Diagnosis, Diagnosis.id == NightlyItem.diagnosis_id)
-                .where(NightlyItem.run_id == run_id)
-                .order_by(LibraryCase.case_id))
-            items = [RunItem(*row) for row in rows]
-            statuses = dict(Counter(item.status for item in items))
-            return RunDetail(_run_summary(run, statuses), items)
+            run, rows = found
+            items = [RunItem(i.library_case.case_id, i.diagnosis_id, i.diagnosis.status, i.diagnosis.verdict)
+                     for i in rows]
+            return RunDetail(_run_summary(run, dict(Counter(item.status for item in items))), items)
+
+
+def _summary(row: Diagnosis) -> DiagnosisSummary:
+    return DiagnosisSummary(row.id, row.case_id, row.mode, row.status, row.verdict, row.progress,
+                            row.created_at, row.finished_at)
+
+
+def _last_gates(summaries: list[tuple[str, dict[str, Any]]], case_ids: set[str]) -> dict[str, GatePoint]:
+    """Each case's status in the newest of these (newest first) run summaries that lists it."""
+    gates: dict[str, GatePoint] = {}
+    for run_id, summary in summaries:
+        for case in (summary or {}).get("cases") or []:
+            case_id = case.get("case_id")
+            if case_id in case_ids and case_id not in gates:
+                gates[case_id] = GatePoint(run_id, str(case.get("status")))
+    return gates
 
 
 def _run_summary(run: NightlyRun, statuses: dict[str, int]) -> RunSummary:

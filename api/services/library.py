@@ -13,20 +13,19 @@ from collections import Counter
 from typing import Any, Callable, Sequence
 
 import msgspec
-from sqlalchemy import func, select
+from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
-from api.db.models import Diagnosis, LibraryCase, NightlyItem, iso_utc
+from api.db.library import (case_versions, current_case_ids, current_cases, latest_done_results, lock_pushes,
+                            version_counts)
+from api.db.models import LibraryCase, iso_utc
 from api.db.session import Database
-from api.db.store import advisory_xact_lock
 from api.services.errors import InvalidCase, ServiceError, TooLarge
 from api.services.limits import check_case_limits, check_case_size, check_prompt_tokens
 from api.settings import Limits
 from diagnose.case import Case, case_from_dict
 from diagnose.errors import CaseError
 from diagnose.nightly.library import content_hash
-
-_PUSH_LOCK = 0x6C6962  # any constant: pushes take turns on PostgreSQL, so one version stays current
 
 
 class LibraryPush(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -65,7 +64,7 @@ class LibraryService:
 
     def _store(self, cases: Sequence[Case], max_total: int | None) -> dict[str, Any]:
         with self.db.session() as session:
-            advisory_xact_lock(session, _PUSH_LOCK)
+            lock_pushes(session)
             if max_total is not None:
                 _check_library_size(session, cases, max_total)
             results = [_push_one(session, case) for case in cases]
@@ -75,22 +74,13 @@ class LibraryService:
         """Current versions carrying every tag in ``tags``, with the latest nightly verdict of each."""
         with self.db.session() as session:
             rows = current_cases(session, tags)
-            versions = dict(session.execute(
-                select(LibraryCase.case_id, func.count()).group_by(LibraryCase.case_id)).all())
-            latest = _latest_results(session, [r.id for r in rows])
+            versions = version_counts(session)
+            latest = latest_done_results(session, [r.id for r in rows])
             return [{
                 "case_id": r.case_id, "content_hash": r.content_hash, "tags": list(r.tags),
                 "versions": versions.get(r.case_id, 1), "created_at": iso_utc(r.created_at),
-                "latest": latest.get(r.id),
+                "latest": _latest_view(latest.get(r.id)),
             } for r in rows]
-
-
-def current_cases(session: Session, tags: Sequence[str] = ()) -> list[LibraryCase]:
-    """The current version of every case carrying all of ``tags``, by case id."""
-    rows = session.scalars(
-        select(LibraryCase).where(LibraryCase.current.is_(True)).order_by(LibraryCase.case_id)).all()
-    wanted = set(tags)
-    return [r for r in rows if wanted.issubset(r.tags)]  # tags are JSON: filtered here, on both databases
 
 
 def parse_cases(body: Any, limits: Limits, prompt_tokens: Callable[[Case], int] | None = None) -> list[Case]:
@@ -146,7 +136,7 @@ def _checked(i: int, check: Callable[[], Any]) -> Any:
 
 def _check_library_size(session: Session, cases: Sequence[Case], max_total: int) -> None:
     """Refuse a push after which the library would hold more than ``max_total`` current cases."""
-    stored = set(session.scalars(select(LibraryCase.case_id).where(LibraryCase.current.is_(True))))
+    stored = current_case_ids(session)
     new = {case.id for case in cases} - stored
     if new and len(stored) + len(new) > max_total:
         raise TooLarge(f"the library holds {len(stored)} cases and this push adds {len(new)}; at most "
@@ -156,8 +146,7 @@ def _check_library_size(session: Session, cases: Sequence[Case], max_total: int)
 def _push_one(session: Session, case: Case) -> dict[str, Any]:
     digest, tags = content_hash(case), sorted(set(case.tags))
     data = msgspec.to_builtins(case)
-    versions = list(session.scalars(
-        select(LibraryCase).where(LibraryCase.case_id == case.id).order_by(LibraryCase.id)))
+    versions = case_versions(session, case.id)
     match = next((v for v in versions if v.content_hash == digest), None)
     if match is None:
         status = "added" if not versions else "updated"
@@ -177,17 +166,9 @@ def _push_one(session: Session, case: Case) -> dict[str, Any]:
             "version": versions.index(match) + 1, "status": status}
 
 
-def _latest_results(session: Session, library_case_ids: list[int]) -> dict[int, dict[str, Any]]:
-    """Per library case version: its newest finished nightly diagnosis (verdict, run, diagnosis)."""
-    if not library_case_ids:
-        return {}
-    rows = session.execute(
-        select(NightlyItem.library_case_id, NightlyItem.run_id, Diagnosis.id, Diagnosis.verdict,
-               Diagnosis.finished_at)
-        .join(Diagnosis, Diagnosis.id == NightlyItem.diagnosis_id)
-        .where(NightlyItem.library_case_id.in_(library_case_ids), Diagnosis.status == "done")
-        .order_by(Diagnosis.finished_at, Diagnosis.id)
-    )
-    return {case_id: {"verdict": verdict, "run_id": run_id, "diagnosis_id": diagnosis_id,
-                      "finished_at": iso_utc(finished)}
-            for case_id, run_id, diagnosis_id, verdict, finished in rows}
+def _latest_view(result: Row | None) -> dict[str, Any] | None:
+    """A :func:`~api.db.library.latest_done_results` row as ``{verdict, run_id, diagnosis_id, finished_at}``."""
+    if result is None:
+        return None
+    return {"verdict": result.verdict, "run_id": result.run_id, "diagnosis_id": result.diagnosis_id,
+            "finished_at": iso_utc(result.finished_at)}

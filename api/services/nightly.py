@@ -18,14 +18,13 @@ from __future__ import annotations
 
 from typing import Any, Literal, Sequence
 
-from sqlalchemy import select
-
-from api.db.models import PENDING, Diagnosis, LibraryCase, NightlyItem, NightlyRun, iso_utc, new_id
+from api.db.library import current_cases
+from api.db.models import Diagnosis, LibraryCase, NightlyItem, NightlyRun, iso_utc, new_id
+from api.db.nightly import latest_done_run, recent_runs, run_progress, runs_by_id
 from api.db.session import Database
-from api.db.store import finish, mark_not_queued, run_item_statuses, sha256_of
+from api.db.store import finish, mark_not_queued, sha256_of
 from api.services.diagnoses import Admission
 from api.services.errors import Conflict, InvalidRequest, NotFound, ServiceError, Unavailable
-from api.services.library import current_cases
 from api.services.limits import check_case_limits
 from api.services.nightly_gate import finalize, stored_result
 from api.settings import Limits, ServiceSettings
@@ -125,24 +124,20 @@ class NightlyService:
             run = session.get(NightlyRun, run_id)
             if run is None:
                 raise NotFound(f"no nightly run {run_id!r}", "id")
-            return view(run, _progress(session, [run_id]).get(run_id, (0, 0)), with_summary)
+            return view(run, run_progress(session, [run_id])[run_id], with_summary)
 
     def list(self, status: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         """Recent runs, newest first, with progress, gate and counts (not the per-case summary)."""
-        query = select(NightlyRun.id, NightlyRun.status).order_by(NightlyRun.created_at.desc()).limit(limit)
-        if status:
-            query = query.where(NightlyRun.status == status)
         with self.db.session() as session:
-            rows = session.execute(query).all()
-            progress = _progress(session, [run_id for run_id, _ in rows])
+            rows = [(r.id, r.status) for r in recent_runs(session, limit, status)]
+            progress = run_progress(session, [run_id for run_id, _ in rows])
         for run_id, run_status in rows:
-            finished, total = progress.get(run_id, (0, 0))
+            finished, total = progress[run_id]
             if run_status == "running" and finished == total:
                 finalize(self.db, run_id, self.gate)
         with self.db.session() as session:
-            runs = {r.id: r for r in session.scalars(select(NightlyRun).where(NightlyRun.id.in_(progress)))}
-            return [view(runs[run_id], progress.get(run_id, (0, 0)), with_summary=False)
-                    for run_id, _ in rows if run_id in runs]
+            runs = runs_by_id(session, list(progress))
+            return [view(runs[run_id], progress[run_id], with_summary=False) for run_id, _ in rows if run_id in runs]
 
     def junit(self, run_id: str) -> str:
         return render_junit(self._result(run_id))
@@ -181,17 +176,7 @@ def _resolve_baseline(session, baseline_id: str | None, tags: list[str]) -> str 
         if base.status != "done":
             raise InvalidRequest(f"nightly run {baseline_id} is {base.status}; a baseline must be done", "baseline")
         return base.id
-    done = session.execute(select(NightlyRun.id, NightlyRun.tags).where(NightlyRun.status == "done")
-                           .order_by(NightlyRun.created_at.desc(), NightlyRun.id))
-    return next((run_id for run_id, run_tags in done if sorted(run_tags) == tags), None)
-
-
-def _progress(session, run_ids: list[str]) -> dict[str, tuple[int, int]]:
-    """``run id → (finished, total)`` diagnoses."""
-    statuses = run_item_statuses(session, run_ids)
-    return {run_id: (sum(n for status, n in statuses.get(run_id, {}).items() if status not in PENDING),
-                     sum(statuses.get(run_id, {}).values()))
-            for run_id in run_ids}
+    return latest_done_run(session, tags)
 
 
 def links(run_id: str, baseline_id: str | None = None) -> dict[str, str]:

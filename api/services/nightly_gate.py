@@ -13,10 +13,10 @@ import logging
 import math
 from typing import Any
 
-from sqlalchemy import func, select, update
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session
 
-from api.db.models import PENDING, Diagnosis, NightlyItem, NightlyRun, iso_utc, utcnow
+from api.db.models import PENDING, NightlyItem, NightlyRun, iso_utc
+from api.db.nightly import close_run, run_items, run_of, run_progress, run_with_items
 from api.db.session import Database
 from diagnose.nightly import CaseRecord, NightlyResult, RunRecord, compare_runs
 from diagnose.nightly.compare import CaseComparison, Change, GateSettings
@@ -25,12 +25,6 @@ log = logging.getLogger("rag_diagnose.nightly")
 
 LIBRARY = "service:/v1/library"
 """What the run records name as their library (JUnit's ``library`` property)."""
-
-
-def load_items(session: Session, run_id: str) -> list[NightlyItem]:
-    return list(session.scalars(
-        select(NightlyItem).where(NightlyItem.run_id == run_id).order_by(NightlyItem.id)
-        .options(selectinload(NightlyItem.diagnosis), selectinload(NightlyItem.library_case))))
 
 
 def run_record(run: NightlyRun, items: list[NightlyItem]) -> RunRecord:
@@ -71,9 +65,9 @@ def finalize(db: Database, run_id: str, settings: GateSettings | None = None) ->
     """
     with db.session() as session:
         run = session.get(NightlyRun, run_id)
-        if run is None or run.status != "running" or _pending(session, run_id):
+        if run is None or run.status != "running" or _unfinished(session, run_id):
             return False
-        items = load_items(session, run_id)
+        items = run_items(session, run_id)
         current = run_record(run, items)
         baseline, baseline_items = _baseline(session, run)
         fail_on = run.fail_on
@@ -88,9 +82,7 @@ def finalize(db: Database, run_id: str, settings: GateSettings | None = None) ->
                    "baseline_diagnosis_id": base_ids.get(c.case_id)} for c in result.comparisons],
     })
     with db.session() as session:
-        closed = session.execute(
-            update(NightlyRun).where(NightlyRun.id == run_id, NightlyRun.status == "running")
-            .values(status="done", summary=summary, finished_at=utcnow())).rowcount == 1
+        closed = close_run(session, run_id, summary)
     if closed:
         log.info("nightly run %s done: gate %s %s", run_id, summary["gate"], summary["counts"])
     return closed
@@ -102,7 +94,7 @@ def stored_result(session: Session, run: NightlyRun) -> NightlyResult:
                    for c in (run.summary or {}).get("cases", [])]
     baseline, _ = _baseline(session, run)
     wall = (run.finished_at - run.created_at).total_seconds() if run.finished_at else 0.0
-    return NightlyResult(run_record(run, load_items(session, run.id)), comparisons, baseline,
+    return NightlyResult(run_record(run, run_items(session, run.id)), comparisons, baseline,
                          run.fail_on, round(wall, 3))  # type: ignore[arg-type]
 
 
@@ -114,21 +106,20 @@ class RunFinalizer:
 
     def __call__(self, diagnosis_id: str) -> bool:
         with self.db.session() as session:
-            run_id = session.scalar(select(NightlyItem.run_id).where(NightlyItem.diagnosis_id == diagnosis_id))
+            run_id = run_of(session, diagnosis_id)
         return run_id is not None and finalize(self.db, run_id, self.settings)
 
 
-def _pending(session: Session, run_id: str) -> int:
-    return session.scalar(
-        select(func.count()).select_from(NightlyItem).join(Diagnosis, Diagnosis.id == NightlyItem.diagnosis_id)
-        .where(NightlyItem.run_id == run_id, Diagnosis.status.in_(PENDING))) or 0
+def _unfinished(session: Session, run_id: str) -> bool:
+    finished, total = run_progress(session, [run_id])[run_id]
+    return finished < total
 
 
 def _baseline(session: Session, run: NightlyRun) -> tuple[RunRecord | None, list[NightlyItem]]:
-    base = session.get(NightlyRun, run.baseline_id) if run.baseline_id else None
-    if base is None:
+    found = run_with_items(session, run.baseline_id) if run.baseline_id else None
+    if found is None:
         return None, []
-    items = load_items(session, base.id)
+    base, items = found
     return run_record(base, items), items
 
 
