@@ -28,7 +28,7 @@ def pg_url(postgres_url):
 
     upgrade(postgres_url)
     with psycopg.connect(postgres_url, autocommit=True) as conn:
-        conn.execute("TRUNCATE nightly_items, nightly_runs, findings, diagnoses CASCADE")
+        conn.execute("TRUNCATE nightly_items, nightly_runs, findings, diagnoses, api_keys CASCADE")
         conn.execute("DELETE FROM procrastinate_jobs")
         conn.execute("DELETE FROM procrastinate_workers")
     yield postgres_url
