@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from diagnose.errors import CaseError, ModelError
 
 if TYPE_CHECKING:
-    from diagnose.inputs.embed import CachedEmbedder
+    from diagnose.embedding import CachedEmbedder
     from diagnose.sampling.backend import PromptCounter, TransformersBackend
     from diagnose.settings import ModelSettings
 
@@ -328,7 +328,7 @@ class ModelRegistry:
 
     def _load_embedder(self) -> "CachedEmbedder":
         if self._embedder is None:
-            from diagnose.inputs.embed import CachedEmbedder
+            from diagnose.embedding import CachedEmbedder
             from sentence_transformers import SentenceTransformer
 
             started = time.perf_counter()

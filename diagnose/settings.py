@@ -1,7 +1,15 @@
 """One Settings object, built once at the edge (CLI or ``create_app``) and passed down.
 
-Only :meth:`Settings.from_env` reads environment variables. Each group is a
-frozen dataclass; engine modules receive the group they need.
+Only :meth:`Settings.from_env` reads the engine's configuration variables
+(``RAG_DIAGNOSE_*``, ``DATABASE_URL``); the one secret, the ``--server`` key, is
+read by :func:`openai_api_key`, and ``XDG_CACHE_HOME`` only places the default
+cache directory. Each group is a frozen dataclass defined beside the code that
+reads it (``inputs``, ``sampling``, ``triage``); engine modules receive the group
+they need, as keyword arguments whose defaults are the group's defaults.
+
+Importing this module is cheap: the groups' modules import nothing but
+dataclasses, and the packages they sit in load their stages lazily, so building
+settings (or a usage error) never loads numpy, faiss, torch or transformers.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from typing import Any, TypeVar
 
 from diagnose.errors import SettingError
 from diagnose.inputs.settings import InputSettings
+from diagnose.sampling.settings import SamplingSettings
 from diagnose.triage.thresholds import TriageThresholds
 
 T = TypeVar("T")
@@ -54,6 +63,7 @@ class ServerSettings:
 class Settings:
     models: ModelSettings = field(default_factory=ModelSettings)
     inputs: InputSettings = field(default_factory=InputSettings)
+    sampling: SamplingSettings = field(default_factory=SamplingSettings)
     triage: TriageThresholds = field(default_factory=TriageThresholds)
     database: DatabaseSettings = field(default_factory=DatabaseSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
@@ -73,6 +83,20 @@ class Settings:
         url = env_value(env, "DATABASE_URL", _database_url, _DATABASE_URL_FORM)
         database = DatabaseSettings(url=url or DatabaseSettings.url)
         return cls(models=models, database=database)
+
+
+OPENAI_API_KEY_VARIABLE = "DIAGNOSE_OPENAI_API_KEY"
+"""The bearer key ``--server`` sends to an OpenAI-compatible server."""
+
+
+def openai_api_key(environ: Mapping[str, str] | None = None) -> str | None:
+    """The ``--server`` bearer key (:data:`OPENAI_API_KEY_VARIABLE`), None when unset.
+
+    The one place the secret is read, by the CLI when it builds a remote backend. It is
+    no field of :class:`Settings`, which is passed around, logged and compared; nor does it
+    go through :func:`env_value`, whose usage error quotes the raw value (any string is a
+    key, so there is nothing to reject anyway)."""
+    return (os.environ if environ is None else environ).get(OPENAI_API_KEY_VARIABLE)
 
 
 def env_value(env: Mapping[str, str], variable: str, parse: Callable[[str], T], expected: str) -> T | None:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 ENGINE_MODULES = [
     "diagnose", "diagnose.cli", "diagnose.pipeline", "diagnose.inputs", "diagnose.sampling.stage",
     "diagnose.triage", "diagnose.html", "diagnose.models", "diagnose.case_file",
 ]
 FORBIDDEN = ("litestar", "sqlalchemy", "alembic", "api")
+HEAVY = ("faiss", "torch", "transformers", "sentence_transformers")
 
 
 def test_engine_imports_no_web_or_database_code():
@@ -59,3 +62,42 @@ def test_only_the_service_commands_import_the_service():
     graph = grimp.build_graph("diagnose", "api", exclude_type_checking_imports=True)
     graph.remove_module("diagnose.cli_service")
     assert graph.find_shortest_chains(importer="diagnose", imported="api") == set()
+
+
+@pytest.mark.parametrize("importer", ["diagnose.sampling", "diagnose.models"])
+def test_the_input_stage_is_imported_by_no_lower_layer(importer):
+    """The sampling stage and the model registry read the input stage's hand-off
+    (``diagnose.analysis``) and the embedder (``diagnose.embedding``), both below the
+    stages; neither may reach ``diagnose.inputs``, even through a chain."""
+    import grimp
+
+    graph = grimp.build_graph("diagnose", "api", exclude_type_checking_imports=True)
+    assert graph.find_shortest_chains(importer=importer, imported="diagnose.inputs") == set()
+
+
+def test_importing_settings_loads_no_model_library():
+    """``Settings`` is built at every edge (CLI, ``create_app``), so its dataclasses must
+    not pull in the stages' model and index libraries."""
+    code = (
+        "import sys\n"
+        "import diagnose.settings\n"
+        f"print(','.join(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""
+
+
+def test_moved_names_stay_importable_from_their_old_modules():
+    """The embedder and the input stage's hand-off moved below the stages; the old import
+    paths re-export the very same objects."""
+    import diagnose.inputs
+    import diagnose.inputs.embed
+    import diagnose.inputs.stage
+    from diagnose.analysis import InputAnalysis
+    from diagnose.embedding import CachedEmbedder, Embedder, l2_normalise
+
+    assert diagnose.inputs.InputAnalysis is diagnose.inputs.stage.InputAnalysis is InputAnalysis
+    assert diagnose.inputs.CachedEmbedder is diagnose.inputs.embed.CachedEmbedder is CachedEmbedder
+    assert diagnose.inputs.Embedder is diagnose.inputs.embed.Embedder is Embedder
+    assert diagnose.inputs.embed.l2_normalise is l2_normalise
+    assert callable(diagnose.inputs.analyze_inputs)

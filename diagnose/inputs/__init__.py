@@ -1,7 +1,42 @@
-"""The input stage: gravity centers, noise and conflict among retrieved documents."""
+"""The input stage: gravity centers, noise and conflict among retrieved documents.
 
-from diagnose.inputs.embed import CachedEmbedder, Embedder
+The names below are loaded when first asked for: :mod:`diagnose.settings` imports
+:mod:`diagnose.inputs.settings`, and that must not pull in the stage (faiss, the
+text parsers). The hand-off types live below the stages, in
+:mod:`diagnose.analysis` (``InputAnalysis``) and :mod:`diagnose.embedding`
+(``Embedder``, ``CachedEmbedder``); they are re-exported here for existing imports.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from diagnose.inputs.settings import InputSettings
-from diagnose.inputs.stage import InputAnalysis, analyze_inputs
+
+if TYPE_CHECKING:
+    from diagnose.analysis import InputAnalysis
+    from diagnose.embedding import CachedEmbedder, Embedder
+    from diagnose.inputs.stage import analyze_inputs
 
 __all__ = ["CachedEmbedder", "Embedder", "InputAnalysis", "InputSettings", "analyze_inputs"]
+
+_LAZY = {
+    "CachedEmbedder": "diagnose.embedding",
+    "Embedder": "diagnose.embedding",
+    "InputAnalysis": "diagnose.analysis",
+    "analyze_inputs": "diagnose.inputs.stage",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'diagnose.inputs' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

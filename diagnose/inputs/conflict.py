@@ -16,6 +16,7 @@ from difflib import SequenceMatcher
 
 import numpy as np
 
+from diagnose.inputs.settings import InputSettings
 from diagnose.text.sentences import CJK
 
 #: Whitespace-separated words, except that each CJK character is its own word.
@@ -41,11 +42,14 @@ def word_ratio(a: str, b: str) -> float:
     return SequenceMatcher(None, wa, wb, autojunk=False).ratio()
 
 
-def differing_spans(a: str, b: str, max_spans: int = 3) -> list[tuple[str, str]]:
+def differing_spans(
+    a: str, b: str, max_spans: int = 3, max_words: int = InputSettings.copy_span_words
+) -> list[tuple[str, str]]:
     """Aligned spans that differ between near-copies ``a`` and ``b``.
 
-    Only replacements that carry a number or a capitalised word (values,
-    dates, names) are kept, in text order.
+    Only replacements of at most ``max_words`` words on each side
+    (``InputSettings.copy_span_words``) that carry a number or a capitalised word
+    (values, dates, names) are kept, in text order.
     """
     wa, wb = _WORD.findall(a), _WORD.findall(b)
     sm = SequenceMatcher(None, [w.lower() for w in wa], [w.lower() for w in wb], autojunk=False)
@@ -54,7 +58,7 @@ def differing_spans(a: str, b: str, max_spans: int = 3) -> list[tuple[str, str]]
         if tag != "replace":
             continue
         sa, sb = _join(wa[i1:i2]), _join(wb[j1:j2])
-        if any(_FACTUAL.search(w) for w in wa[i1:i2] + wb[j1:j2]) and i2 - i1 <= 8 and j2 - j1 <= 8:
+        if any(_FACTUAL.search(w) for w in wa[i1:i2] + wb[j1:j2]) and i2 - i1 <= max_words and j2 - j1 <= max_words:
             pair = (sa.strip(" ,.;:()"), sb.strip(" ,.;:()"))
             if pair[0] != pair[1] and pair not in out:
                 out.append(pair)
@@ -78,7 +82,8 @@ def quote(ids: tuple[str, str], spans: list[tuple[str, str]]) -> str:
 
 
 def copy_mismatches(
-    texts: list[str], claim_spans: list[list[tuple[int, int]]], duplicate_ratio: float, live: list[bool]
+    texts: list[str], claim_spans: list[list[tuple[int, int]]], duplicate_ratio: float, live: list[bool],
+    max_words: int = InputSettings.copy_span_words,
 ) -> list[PairEvidence]:
     """Near-copies that differ in a factual span inside one of their claims.
 
@@ -92,7 +97,7 @@ def copy_mismatches(
             if not (live[i] and live[j]) or word_ratio(texts[i], texts[j]) < duplicate_ratio:
                 continue
             spans = [
-                (x, y) for x, y in differing_spans(texts[i], texts[j], max_spans=8)
+                (x, y) for x, y in differing_spans(texts[i], texts[j], max_spans=8, max_words=max_words)
                 if _inside(texts[i], x, claim_spans[i]) or _inside(texts[j], y, claim_spans[j])
             ]
             if spans:

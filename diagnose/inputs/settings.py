@@ -32,6 +32,9 @@ class InputSettings:
     """A document shorter than this (stripped) is empty."""
     duplicate_ratio: float = 0.6
     """Word-sequence similarity (0..1) above which two documents are near-copies."""
+    copy_span_words: int = 8
+    """Near-copies: a replaced run of at most this many words on each side is an edited value
+    (quoted as a ``value_mismatch``); a longer one is a rewrite, not an edit."""
     max_sentences: int = 8
     """Sentences kept per document (the lexically most question-like ones past this)."""
     max_sentence_chars: int = 800

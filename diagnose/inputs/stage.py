@@ -20,12 +20,13 @@ Steps, in order:
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
+from diagnose.analysis import InputAnalysis
 from diagnose.case import Case
+from diagnose.embedding import l2_normalise
 from diagnose.inputs import centers as ctr
 from diagnose.inputs import conflict as cf
 from diagnose.inputs import layout
@@ -33,7 +34,6 @@ from diagnose.inputs.answers import (
     NAME_PREFIX, SOFT_PREFIXES, DocAnswer, disagree, edited_answers, name_answers, shared_keys, stance_answers, stance_camps, value_answers,
 )
 from diagnose.inputs.claims import document_sentences, find_claims
-from diagnose.inputs.embed import l2_normalise
 from diagnose.inputs.instructions import instruction_conflicts
 from diagnose.inputs.noise import isolation, noise_mask, text_features
 from diagnose.inputs.read_answers import read_answers
@@ -44,25 +44,8 @@ from diagnose.text.questions import asked_dimensions, asked_value_kinds, is_yes_
 from diagnose.text.sentences import content_tokens
 
 if TYPE_CHECKING:
-    from diagnose.inputs.embed import Embedder
+    from diagnose.embedding import Embedder
     from diagnose.inputs.reading import DocumentReader
-
-
-@dataclass
-class InputAnalysis:
-    """What the input stage hands to the later stages."""
-
-    report: InputReport
-    doc_embeddings: np.ndarray
-    """``(n_docs, d)`` float32, L2-normalised, in case order."""
-    question_embedding: np.ndarray
-    """``(d,)`` float32, L2-normalised."""
-    center_answers: dict[str, list[str]] = field(default_factory=dict)
-    """Per center id, the answer texts that characterise it (values as written, claims)."""
-    projection: layout.Projection | None = None
-    """The document map's frame, to place sampled outputs among the documents (None under 2 documents)."""
-    claim_embeddings: np.ndarray | None = None
-    """``(n_docs, d)`` float32: each document's best claim sentence (zero rows for none)."""
 
 
 def analyze_inputs(
@@ -104,7 +87,7 @@ def analyze_inputs(
         found = stance_camps(found, emb, settings.stance_vote_weight, settings.camp_gap)
     live = [not x for x in noise]
     claim_spans = [[(c.sentence.start, c.sentence.start + len(c.sentence.text)) for c in doc] for doc in claims]
-    copies = cf.copy_mismatches(texts, claim_spans, settings.duplicate_ratio, live)
+    copies = cf.copy_mismatches(texts, claim_spans, settings.duplicate_ratio, live, settings.copy_span_words)
     if not yes_no:
         found = shared_keys(edited_answers(copies, found))
     assignment = _group(emb, found, noise, copies, settings)

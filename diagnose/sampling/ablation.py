@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import msgspec
 
+from diagnose.analysis import InputAnalysis
 from diagnose.case import Case
-from diagnose.inputs import InputAnalysis
-from diagnose.inputs.embed import Embedder
+from diagnose.embedding import Embedder
 from diagnose.prompt import build_messages
 from diagnose.report import AblationRun, TemperatureRun
 from diagnose.sampling.backend import Backend
 from diagnose.sampling.engine import Row, decode_rows
+from diagnose.sampling.processors import GREEDY_EPSILON
+from diagnose.sampling.settings import SamplingSettings
 from diagnose.sampling.stage import measure_run
 
 
@@ -36,7 +38,7 @@ def variants(case: Case, analysis: InputAnalysis) -> dict[str, Case]:
 
 def pick_temperature(runs: list[TemperatureRun]) -> float:
     """The median sampled temperature: warm enough to show spread, not the hottest."""
-    warm = sorted(r.temperature for r in runs if r.temperature > 1e-5) or [runs[0].temperature]
+    warm = sorted(r.temperature for r in runs if r.temperature > GREEDY_EPSILON) or [runs[0].temperature]
     return warm[len(warm) // 2]
 
 
@@ -46,7 +48,10 @@ def run_ablation(
     embedder: Embedder,
     analysis: InputAnalysis,
     full_runs: list[TemperatureRun],
+    settings: SamplingSettings = SamplingSettings(),
 ) -> list[AblationRun]:
+    """The full context's run at :func:`pick_temperature` beside each of :func:`variants`,
+    sampled with the same seeds and measured with the same ``settings`` (``Settings.sampling``)."""
     temperature = pick_temperature(full_runs)
     full = next(r for r in full_runs if r.temperature == temperature)
     results = [_summary("full_context", [d.id for d in case.documents], full)]
@@ -55,7 +60,7 @@ def run_ablation(
         prompt_ids = backend.chat_ids(build_messages(variant))
         traces = decode_rows(backend, prompt_ids, rows, case.sampling)
         # Measured against the full case's centers, so center_pull stays comparable.
-        run = measure_run(case, backend, traces, embedder, analysis)
+        run = measure_run(case, backend, traces, embedder, analysis, settings=settings)
         results.append(_summary(name, [d.id for d in variant.documents], run))
     return results
 

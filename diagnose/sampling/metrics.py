@@ -23,6 +23,8 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from diagnose.sampling.settings import SamplingSettings
+
 __all__ = [
     "Bifurcation",
     "StepRecord",
@@ -212,14 +214,15 @@ def center_pull(attributions: Sequence[str], center_ids: Sequence[str]) -> dict[
 
 
 def bifurcations(
-    samples: Sequence[Sequence[StepRecord]], margin: float = 0.1
+    samples: Sequence[Sequence[StepRecord]], margin: float = SamplingSettings.bifurcation_margin
 ) -> list[Bifurcation]:
     """Positions where the raw top two were nearly tied and the samples split there.
 
     Reads the *raw* top-2 probabilities and the sampled tokens. Samples that share
     the same generated prefix up to position ``t`` saw the same raw distribution at
     ``t``. A group of at least two such samples is reported when (a) the raw margin
-    ``top2_probs[0] - top2_probs[1]`` at ``t`` is strictly below ``margin`` and (b) the
+    ``top2_probs[0] - top2_probs[1]`` at ``t`` is strictly below ``margin``
+    (``SamplingSettings.bifurcation_margin``) and (b) the
     samples of the group chose at least two different tokens at ``t``. The margin
     and candidates are read from the group's first sample. The result is ordered by
     position, then by the first sample of each group.

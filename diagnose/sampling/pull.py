@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from diagnose.sampling.settings import SamplingSettings
 from diagnose.text.values import Value, extract_values, normalise_text, same_value
 
 NONE = "none"
@@ -39,8 +40,8 @@ def attribute_samples(
     center_documents: Mapping[str, Sequence[int]],
     center_answers: Mapping[str, Sequence[str]],
     doc_embeddings: np.ndarray,
-    min_similarity: float = 0.45,
-    min_margin: float = 0.03,
+    min_similarity: float = SamplingSettings.pull_min_similarity,
+    min_margin: float = SamplingSettings.pull_min_margin,
     claim_embeddings: np.ndarray | None = None,
 ) -> list[str]:
     """Center id (or ``"none"``) for each sample.
@@ -52,6 +53,7 @@ def attribute_samples(
     whole page, so a document's similarity is the better of the two.
     center_documents: center id -> row indices into ``doc_embeddings``.
     center_answers: center id -> answer texts (values as written, or free text).
+    min_similarity, min_margin: ``SamplingSettings.pull_min_similarity`` / ``pull_min_margin``.
     """
     centers = list(center_documents)
     answers = {c: [(a, extract_values(a)) for a in center_answers.get(c, ())] for c in centers}

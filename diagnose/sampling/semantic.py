@@ -12,13 +12,14 @@ import numpy as np
 from scipy.sparse import coo_array
 from scipy.sparse.csgraph import connected_components
 
+from diagnose.sampling.settings import SamplingSettings
 from diagnose.text.values import normalise_text
 
 __all__ = ["meaning_clusters"]
 
 
 def meaning_clusters(
-    texts: Sequence[str], embeddings: np.ndarray, threshold: float = 0.85
+    texts: Sequence[str], embeddings: np.ndarray, threshold: float = SamplingSettings.meaning_similarity
 ) -> list[int]:
     """Group samples by meaning; returns one cluster id per text.
 
@@ -27,8 +28,9 @@ def meaning_clusters(
     Rules, single-link (connected components):
 
     * texts whose normalised forms (:func:`diagnose.text.values.normalise_text`) are equal share a cluster;
-    * two non-empty texts whose cosine similarity is ``>= threshold`` share a cluster,
-      and so, transitively, do their neighbours;
+    * two non-empty texts whose cosine similarity is ``>= threshold``
+      (``SamplingSettings.meaning_similarity``) share a cluster, and so, transitively,
+      do their neighbours;
     * texts that normalise to the empty string form one cluster of their own and
       never join another by similarity.
 

@@ -7,9 +7,9 @@ from typing import Sequence
 
 import numpy as np
 
+from diagnose.analysis import InputAnalysis
 from diagnose.case import Case
-from diagnose.inputs import InputAnalysis
-from diagnose.inputs.embed import Embedder
+from diagnose.embedding import Embedder
 from diagnose.prompt import build_messages
 from diagnose.report import Bifurcation, Sample, SamplingReport, TemperatureRun
 from diagnose.sampling import metrics
@@ -18,10 +18,8 @@ from diagnose.sampling.constraints import ConstraintChecker
 from diagnose.sampling.engine import StepCallback, Trace, decode_rows, rows_for
 from diagnose.sampling.pull import attribute_samples
 from diagnose.sampling.semantic import meaning_clusters, split_clusters
+from diagnose.sampling.settings import SamplingSettings
 from diagnose.triage.thresholds import TriageThresholds
-
-BIFURCATION_MARGIN = 0.1
-"""Top-2 probability gap under which a position counts as nearly tied."""
 
 
 def run_sampling(
@@ -34,12 +32,14 @@ def run_sampling(
     seed_offset: int = 0,
     regex_timeout_s: float = TriageThresholds.regex_timeout_s,
     regex_budget_s: float = TriageThresholds.regex_budget_s,
+    settings: SamplingSettings = SamplingSettings(),
 ) -> tuple[SamplingReport, list[Trace]]:
     """Sample every row, then measure each temperature.
 
     ``regex_timeout_s`` / ``regex_budget_s`` (``Settings.triage``) bound the case's
     regex constraints: one checker spans every temperature, so a pattern stopped at
-    its limit is not run again (see :class:`ConstraintChecker`).
+    its limit is not run again (see :class:`ConstraintChecker`). ``settings``
+    (``Settings.sampling``) holds the measurements' thresholds (:func:`measure_run`).
     """
     started = time.perf_counter()
     rows = rows_for(case.sampling, seed_offset)
@@ -53,6 +53,7 @@ def run_sampling(
             embedder,
             analysis,
             checker,
+            settings,
         )
         for temperature in case.sampling.temperatures
     ]
@@ -76,6 +77,7 @@ def measure_run(
     embedder: Embedder,
     analysis: InputAnalysis,
     checker: ConstraintChecker | None = None,
+    settings: SamplingSettings = SamplingSettings(),
 ) -> TemperatureRun:
     """All contract metrics for one temperature's samples (traces in seed order).
 
@@ -84,7 +86,9 @@ def measure_run(
     A regex constraint ``checker`` stopped at its time limit is listed in
     ``unavailable`` as ``constraints[i]``, with ``compliance_rate``, which then
     judges the other constraints only. Without ``checker``, a fresh one with the
-    default limits.
+    default limits. ``settings`` (``Settings.sampling``): the cosine at which samples
+    share a meaning cluster, the similarity and margin at which a sample follows a
+    center by resemblance alone, the margin under which a position is a bifurcation.
     """
     unavailable = list(getattr(backend, "unavailable", ()))
     # A remote server's own text is exact; its per-token strings can be lossy.
@@ -98,10 +102,12 @@ def measure_run(
         {c.id: [doc_index[d] for d in c.documents] for c in centers},
         analysis.center_answers,
         analysis.doc_embeddings,
+        min_similarity=settings.pull_min_similarity,
+        min_margin=settings.pull_min_margin,
         claim_embeddings=analysis.claim_embeddings,
     )
     # Samples that follow different centers differ in meaning, however alike their wording.
-    clusters = split_clusters(meaning_clusters(texts, embeddings), followed)
+    clusters = split_clusters(meaning_clusters(texts, embeddings, settings.meaning_similarity), followed)
     compliant, unknown = (checker or ConstraintChecker(case.constraints)).check(texts)
     undecided = ["compliance_rate", *(f"constraints[{i}]" for i in unknown)] if unknown else []
     positions = sample_positions(analysis, embeddings)
@@ -139,7 +145,7 @@ def measure_run(
         first_tokens=_first_token_counts(backend, first_tokens),
         entropy_by_position=[] if "mean_entropy" in unavailable else _entropy_by_position(traces),
         unavailable=unavailable + undecided,
-        bifurcations=_bifurcations(backend, traces),
+        bifurcations=_bifurcations(backend, traces, settings.bifurcation_margin),
         temperature_last_divergence=round(metrics.order_divergence([tr.steps for tr in traces]), 4),
     )
 
@@ -178,8 +184,10 @@ def _entropy_by_position(traces: list[Trace]) -> list[float]:
     return means
 
 
-def _bifurcations(backend: Backend, traces: list[Trace]) -> list[Bifurcation]:
-    found = metrics.bifurcations([tr.steps for tr in traces], margin=BIFURCATION_MARGIN)
+def _bifurcations(
+    backend: Backend, traces: list[Trace], margin: float = SamplingSettings.bifurcation_margin
+) -> list[Bifurcation]:
+    found = metrics.bifurcations([tr.steps for tr in traces], margin=margin)
     return [
         Bifurcation(
             position=b.position,

@@ -75,14 +75,15 @@ def unclear_delimiters(ctx: TriageContext) -> Flag | None:
 def lost_in_the_middle(ctx: TriageContext) -> Flag | None:
     position = getattr(ctx.inputs, "strongest_center_position", None)
     tokens = ctx.inputs.prompt_tokens
-    if position is None or tokens < ctx.thresholds.lost_in_middle_tokens:
+    t = ctx.thresholds
+    if position is None or tokens < t.lost_in_middle_tokens:
         return None
-    if not 0.25 <= position <= 0.75:
+    if not t.lost_in_middle_start <= position <= t.lost_in_middle_end:
         return None
     return Flag(
         "info",
         {"strongest_center_position": round(position, 3), "prompt_tokens": tokens,
-         "threshold_tokens": ctx.thresholds.lost_in_middle_tokens},
+         "threshold_tokens": t.lost_in_middle_tokens, "middle": [t.lost_in_middle_start, t.lost_in_middle_end]},
         "The strongest evidence sits in the middle of a long context, where models attend "
         "least. Put the most relevant documents first or last.",
     )

@@ -34,7 +34,7 @@ def context_window(ctx: TriageContext) -> Flag | None:
     if share <= ctx.thresholds.context_near_share:
         return None
     return Flag(
-        "fail" if share > 1.0 else "warn",
+        "fail" if need > window else "warn",
         {"prompt_tokens": prompt, "max_new_tokens": ctx.case.sampling.max_new_tokens,
          "context_window": window, "share": round(share, 3),
          "threshold": ctx.thresholds.context_near_share},

@@ -16,6 +16,11 @@ class TriageThresholds:
     """Share of documents flagged as noise at or above which the context is called diluted."""
     lost_in_middle_tokens: int = 1500
     """Prompts shorter than this are too short for position effects to matter."""
+    lost_in_middle_start: float = 0.25
+    """The strongest center's position in the prompt (0 start, 1 end) from which it sits in
+    the middle, where a long context loses it ("lost in the middle") ..."""
+    lost_in_middle_end: float = 0.75
+    """... up to this position (both ends included)."""
     weak_pull_semantic_entropy_normalized: float = 0.325
     """Normalised semantic entropy (semantic entropy / ln n: 0 all samples mean the same,
     1 all differ) at the lowest temperature from which the pull is too weak. 0.325 is

@@ -1,6 +1,6 @@
 import numpy as np
 
-from diagnose.inputs.embed import CachedEmbedder, Embedder, l2_normalise
+from diagnose.embedding import CachedEmbedder, Embedder, l2_normalise
 
 
 class CountingModel:

@@ -10,7 +10,6 @@ import numpy as np
 from diagnose.case import Case, Document, MustIncludeConstraint, RegexConstraint, SamplingSpec
 from diagnose.inputs import InputSettings, analyze_inputs
 from diagnose.report import TemperatureRun
-from diagnose.sampling.constraints import passes_all
 from diagnose.sampling.fake import FakeBackend
 from diagnose.sampling.stage import run_sampling
 from diagnose.triage import RULES, TriageContext, TriageThresholds, triage
@@ -66,8 +65,8 @@ def test_48_samples_with_a_catastrophic_regex_finish_and_report_it():
     assert sum(run.n for run in report.runs) == 48
     for run in report.runs:
         assert "compliance_rate" in run.unavailable and "constraints[1]" in run.unavailable
-        # judged on the must_include constraint alone
-        expected = [passes_all(constraints[:1], s.text) for s in run.samples]
+        # judged on the must_include constraint alone: "yes", ignoring case
+        expected = ["yes" in s.text.lower() for s in run.samples]
         assert [s.compliant for s in run.samples] == expected
         assert run.compliance_rate == sum(expected) / run.n
     found = [f for f in findings if f.rule == "sampling.constraint_timeout"]

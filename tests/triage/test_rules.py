@@ -158,7 +158,7 @@ def test_lost_in_the_middle(position: float | None, tokens: int, fires: bool) ->
         return
     assert flag is not None and flag.severity == "info"
     assert flag.evidence == {"strongest_center_position": position, "prompt_tokens": tokens,
-                             "threshold_tokens": 1500}
+                             "threshold_tokens": 1500, "middle": [0.25, 0.75]}
 
 
 # --- sampling --------------------------------------------------------------------------------
