@@ -2,11 +2,20 @@
 
 On SQLite (the embedded default) the app also runs the job worker in a thread;
 on PostgreSQL workers are separate ``diagnose worker`` processes.
+
+Constructing the app only builds objects; its lifespan brings the database schema
+up to date, loads the inline engine's models when asked, starts the queue (and the
+embedded worker) and stops it again. The inline engine and the embedded worker share
+one :class:`~diagnose.models.ModelRegistry` (:class:`SharedRegistry`), so the embedder
+is loaded once per process.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -18,6 +27,7 @@ from litestar.handlers.base import BaseRouteHandler
 from litestar.openapi import OpenAPIConfig
 from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
 from prometheus_client import REGISTRY, Gauge
+from sqlalchemy.orm import Session
 
 from api.controllers.diagnoses import DiagnosesController
 from api.controllers.health import healthz
@@ -30,7 +40,7 @@ from api.db.store import pending_ids
 from api.jobs.runner import DiagnosisRunner
 from api.pages import PagesController, page_dependencies
 from api.guards import json_bodies_only, reject_nul_bytes
-from api.problems import EXCEPTION_HANDLERS
+from api.problems import EXCEPTION_HANDLERS, problem_details_plugin
 from api.openapi import render_plugins, schema_router
 from api.security import security_headers
 from api.services.auth import FailedAuthLimiter, KeyRing, RateLimiter
@@ -38,26 +48,60 @@ from api.services.diagnoses import DiagnosisService
 from api.services.inline import InlineEngine
 from api.services.nightly_gate import RunFinalizer
 from api.settings import ServiceSettings
+from diagnose.models import ModelRegistry
 from diagnose.pipeline import Diagnoser
+from diagnose.settings import ModelSettings
 
 log = logging.getLogger("rag_diagnose.api")
 
+Registry = Callable[[], ModelRegistry]
+"""Where a diagnoser gets its models: a process's :class:`SharedRegistry`."""
 
-def build_queue(settings: ServiceSettings, db: Database, with_worker: bool):
-    """The job transport for the configured database (see :mod:`api.jobs`)."""
+
+class SharedRegistry:
+    """The one :class:`ModelRegistry` of a process, made on first use (making one imports
+    transformers, which the app's construction should not wait for).
+
+    The inline engine's request threads and the embedded worker thread then use the same
+    models: loading is serialised by the registry's own lock, and using a loaded model
+    from two threads is inference only (torch modules and fast tokenizers are read, not
+    changed, once :meth:`api.services.inline.InlineEngine.warm_up` has run them once).
+    """
+
+    def __init__(self, settings: ModelSettings) -> None:
+        self._settings = settings
+        self._registry: ModelRegistry | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> ModelRegistry:
+        with self._lock:
+            if self._registry is None:
+                self._registry = ModelRegistry(self._settings)
+            return self._registry
+
+
+def build_queue(settings: ServiceSettings, db: Database, with_worker: bool, registry: Registry | None = None):
+    """The job transport for the configured database (see :mod:`api.jobs`); the embedded
+    worker's diagnoser takes its models from ``registry`` when given."""
     if settings.uses_postgres:
         from api.jobs.postgres import PostgresQueue
 
         return PostgresQueue(settings.database_url, settings.queue.stalled_after_s)
     from api.jobs.embedded import EmbeddedQueue
 
-    runner = build_runner(settings, db) if with_worker else None
+    runner = build_runner(settings, db, registry) if with_worker else None
     return EmbeddedQueue(_queue_dir(settings.database_url), runner, pending=lambda: _pending_ids(db))
 
 
-def build_runner(settings: ServiceSettings, db: Database) -> DiagnosisRunner:
-    """The job runner of a worker (the embedded thread or ``diagnose worker``), with its limits."""
-    return DiagnosisRunner(db, lambda: Diagnoser.from_settings(settings.engine), on_finished=RunFinalizer(db),
+def build_runner(settings: ServiceSettings, db: Database, registry: Registry | None = None) -> DiagnosisRunner:
+    """The job runner of a worker (the embedded thread or ``diagnose worker``), with its limits;
+    its diagnoser (made on the first job) takes its models from ``registry`` when given, else
+    loads its own."""
+
+    def diagnoser() -> Diagnoser:
+        return Diagnoser.from_settings(settings.engine, registry=registry() if registry is not None else None)
+
+    return DiagnosisRunner(db, diagnoser, on_finished=RunFinalizer(db),
                            max_attempts=settings.queue.max_attempts, time_limit_s=settings.queue.job_timeout_s)
 
 
@@ -72,6 +116,32 @@ def _queue_dir(url: str) -> Path:
     return database.with_name(database.name + ".queue")
 
 
+class AppDatabase(Database):
+    """The app's database: with ``migrate``, its schema is brought up to date (idempotent) once,
+    before the first session: at the app's startup, or before it when a script or a test
+    reads or seeds the database of an app it has not started (or serves it without a
+    lifespan, as an ASGI client may)."""
+
+    def __init__(self, url: str, migrate: bool) -> None:
+        super().__init__(url)
+        self._needs_upgrade = migrate
+        self._upgrade_lock = threading.Lock()
+
+    def upgrade(self) -> None:
+        if not self._needs_upgrade:
+            return
+        with self._upgrade_lock:
+            if self._needs_upgrade:
+                upgrade(self.url)
+                self._needs_upgrade = False
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        self.upgrade()
+        with super().session() as session:
+            yield session
+
+
 def create_app(
     settings: ServiceSettings | None = None,
     *,
@@ -80,12 +150,14 @@ def create_app(
     migrate: bool = True,
     warm_up: bool = False,
 ) -> Litestar:
+    """The service. ``queue`` and ``inline`` replace the configured job transport and inline
+    engine; ``migrate`` upgrades the schema at startup; ``warm_up`` loads the inline engine's
+    models at startup rather than on the first request that needs them."""
     settings = settings or ServiceSettings.from_env()
-    db = Database(settings.database_url)
-    if migrate:
-        upgrade(settings.database_url)
-    queue = queue or build_queue(settings, db, with_worker=settings.queue.embedded_worker)
-    inline = inline or InlineEngine(settings.engine)
+    db = AppDatabase(settings.database_url, migrate=migrate)
+    registry = SharedRegistry(settings.engine.models)  # for the inline engine and the embedded worker
+    queue = queue or build_queue(settings, db, with_worker=settings.queue.embedded_worker, registry=registry)
+    inline = inline or InlineEngine(settings.engine, registry=registry)
     service = DiagnosisService(db, queue, settings, inline)
     keys = KeyRing(db, settings.auth.default_rate_limit, failures=FailedAuthLimiter(settings.auth.failed_auth_limit))
     limiter = RateLimiter()
@@ -98,14 +170,17 @@ def create_app(
         limiter.check(caller)
         connection.state.caller = caller
 
-    def on_startup() -> None:
-        queue.start()
+    @asynccontextmanager
+    async def lifespan(_: Litestar) -> AsyncIterator[None]:
+        db.upgrade()
         if warm_up:
-            inline.warm_up()
-
-    def on_shutdown() -> None:
-        queue.stop()
-        db.dispose()
+            inline.warm_up()  # before the worker starts: it shares these models
+        queue.start()
+        try:
+            yield
+        finally:
+            queue.stop()
+            db.dispose()
 
     metrics = PrometheusConfig(app_name="rag_diagnose", prefix="rag_diagnose", group_path=True,
                                exclude=["/metrics", "/healthz"])
@@ -121,12 +196,12 @@ def create_app(
                         SessionController, healthz],
         dependencies={"service": Provide(lambda: service, sync_to_thread=False), **page_dependencies(db)},
         exception_handlers=EXCEPTION_HANDLERS,
+        plugins=[problem_details_plugin()],
         middleware=[security_headers, metrics.middleware],
         openapi_config=OpenAPIConfig(title="rag-diagnose", version=version("rag-diagnose"),
                                      render_plugins=render_plugins(), openapi_router=schema_router([authorize])),
         request_max_body_size=settings.limits.max_body_bytes,
-        on_startup=[on_startup],
-        on_shutdown=[on_shutdown],
+        lifespan=[lifespan],
     )
     app.state.service = service
     app.state.key_ring = keys

@@ -7,6 +7,9 @@
 * Every error is ``application/problem+json`` (:mod:`api.problems`);
   :func:`problem_responses` documents the ones a route can answer, replacing
   Litestar's generic 400.
+* :func:`links_from` documents, on an operation that creates a resource, the
+  OpenAPI links to the operations that read it (its ``id`` as their path
+  parameter), so that a client or a stateful fuzzer can follow them.
 * :func:`schema_router` serves the document (``/schema/openapi.json``, ``.yaml``)
   and a Swagger UI page (``/schema``, ``/schema/swagger``) whose scripts and
   stylesheet come from the ``swagger-ui-py`` package's files, served by this
@@ -19,6 +22,7 @@ from __future__ import annotations
 import html
 import importlib.util
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,7 @@ from litestar.exceptions import NotFoundException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath
 from litestar.openapi.plugins import JsonRenderPlugin, OpenAPIRenderPlugin, YamlRenderPlugin
+from litestar.openapi.spec import Link, OpenAPIResponse, Operation
 from litestar.response import File
 from litestar.types import Guard
 
@@ -43,6 +48,7 @@ _MEANING = {
     404: "No diagnosis with this id.",
     409: "The diagnosis is not in a state that allows this (no report yet, already finished).",
     413: "The request or the case is over a size limit; `field` names which.",
+    415: "The body is not `application/json` (or `application/*+json`); see `Accept-Post`.",
     422: "The case is invalid; `field` names the offending field (e.g. `sampling.top_p`).",
     429: "Rate limit of the API key (or client address) exceeded; see `Retry-After`.",
     503: "The queue is full or the service cannot take work; see `Retry-After`.",
@@ -67,6 +73,32 @@ def problem_responses(*statuses: int) -> dict[int, ResponseSpec]:
                              description=_MEANING[status], generate_examples=False)
         for status in statuses
     }
+
+
+def links_from(status: int, parameter: str, targets: dict[str, tuple[str, str]]) -> type[Operation]:
+    """``operation_class=`` for a route that creates a resource: its ``status`` answer links to
+    ``targets`` (link name: ``(method, path)``), each given ``parameter`` from the answer's ``id``.
+
+    The links name their targets by ``operationRef`` (a JSON pointer to the path and method),
+    so the document's operation ids stay Litestar's own.
+    """
+    links = {
+        name: Link(operation_ref=_operation_ref(method, path), parameters={parameter: "$response.body#/id"},
+                   description=f"`{method.upper()} {path}` with `{parameter}` set to this answer's `id`.")
+        for name, (method, path) in targets.items()
+    }
+
+    def __post_init__(self: Operation) -> None:
+        response = (self.responses or {}).get(str(status))
+        if isinstance(response, OpenAPIResponse):
+            response.links = {**(response.links or {}), **links}
+
+    return dataclass(type("LinkedOperation", (Operation,), {"__post_init__": __post_init__}))
+
+
+def _operation_ref(method: str, path: str) -> str:
+    """``#/paths/~1v1~1diagnoses~1{diagnosis_id}/get``: RFC 6901 escapes ``~`` and ``/``."""
+    return "#/paths/" + path.replace("~", "~0").replace("/", "~1") + "/" + method.lower()
 
 
 def case_body_schema() -> dict[str, Any]:

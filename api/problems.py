@@ -1,16 +1,31 @@
 """Every error as ``application/problem+json`` (RFC 9457), naming the field when there is one.
 
-The one exception: a browser asking for a page without a key is sent to ``/login``.
+Litestar's problem-details plugin does the RFC 9457 part: :class:`ProblemDetailsException`
+writes the body (``type``, ``title``, ``status``, ``detail`` and extension members) with its
+headers (``Retry-After``, ``WWW-Authenticate``, ``Accept-Post``), and the plugin answers it and
+converts the exceptions of :data:`CONVERSIONS` into it. What stays here is what the plugin
+leaves to the application:
+
+* the ``field`` member: Litestar and :mod:`api.guards` name the offending parameter in
+  ``extra=[{"key": ..., "message": ...}]``, which the plugin's own conversion would copy as
+  an ``extra`` list, with the detail as the title (:func:`from_http_exception`);
+* this service's errors (:mod:`api.services.errors`, which know nothing of HTTP) and a title
+  per status;
+* what needs the request, which a conversion does not see: a browser asking for a page
+  without a key is sent to ``/login``; an unreachable database (503, ``Retry-After``) and
+  any other failure (a 500 that says nothing of it) are logged with the method and path.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetailsException, ProblemDetailsPlugin
 from litestar.response import Redirect
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
@@ -19,44 +34,33 @@ from api.services.errors import ServiceError, Unauthorized
 
 log = logging.getLogger("rag_diagnose.api")
 
-PROBLEM = "application/problem+json"
-
 
 def problem(status: int, title: str, detail: str, field: str | None = None,
-            headers: dict[str, str] | None = None, **extra: Any) -> Response:
-    body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status, "detail": detail}
-    if field is not None:
-        body["field"] = field
-    body.update(extra)
-    return Response(body, status_code=status, media_type=PROBLEM, headers=headers or {})
-
-
-def service_error(request: Request, exc: ServiceError) -> Response:
-    if isinstance(exc, Unauthorized) and _wants_page(request):
-        # A person in a browser: to the login form, and back here afterwards.
-        return Redirect(f"/login?{urlencode({'next': request.url.path})}", status_code=303)
-    return problem(exc.status, exc.title, exc.detail, exc.field, exc.headers)
-
-
-def _wants_page(request: Request) -> bool:
-    return (request.method == "GET" and not request.url.path.startswith("/v1/")
-            and "text/html" in request.headers.get("accept", ""))
-
-
-def validation_error(_: Request, exc: ValidationException) -> Response:
-    # Litestar's own checks (query parameters, a body that is not a JSON object) and the guards'.
-    field, detail = _field_and_detail(exc)
-    return problem(exc.status_code if exc.status_code < 500 else 400, "bad request", detail, field)
+            headers: Mapping[str, str] | None = None, **extra: Any) -> ProblemDetailsException:
+    """A problem to raise (or answer with ``.to_response(request)``); ``field`` names the
+    offending request field, ``extra`` adds members (``/healthz`` adds its queue facts)."""
+    members = ({"field": field} if field is not None else {}) | extra
+    return ProblemDetailsException(detail=detail, status_code=status, title=title, type_="about:blank",
+                                   headers=dict(headers or {}), extra=members or None)
 
 
 _TITLES = {400: "bad request", 404: "not found", 405: "method not allowed", 413: "request too large",
            415: "unsupported media type"}
 
 
-def http_error(_: Request, exc: HTTPException) -> Response:
+def from_http_exception(exc: HTTPException) -> ProblemDetailsException:
     field, detail = _field_and_detail(exc)
-    return problem(exc.status_code, _TITLES.get(exc.status_code, "error"), detail, field,
-                   headers=dict(exc.headers or {}))
+    return problem(exc.status_code, _TITLES.get(exc.status_code, "error"), detail, field, exc.headers)
+
+
+def from_validation_exception(exc: ValidationException) -> ProblemDetailsException:
+    """Litestar's own checks (query parameters, a body that is not a JSON object) and the guards'."""
+    field, detail = _field_and_detail(exc)
+    return problem(exc.status_code if exc.status_code < 500 else 400, "bad request", detail, field)
+
+
+def from_service_error(exc: ServiceError) -> ProblemDetailsException:
+    return problem(exc.status, exc.title, exc.detail, exc.field, exc.headers)
 
 
 def _field_and_detail(exc: HTTPException) -> tuple[str | None, str]:
@@ -67,23 +71,46 @@ def _field_and_detail(exc: HTTPException) -> tuple[str | None, str]:
     return field, detail
 
 
+CONVERSIONS: dict[type[Exception], Callable[[Any], ProblemDetailsException]] = {
+    HTTPException: from_http_exception,
+    ValidationException: from_validation_exception,
+    ServiceError: from_service_error,
+}
+
+
+def problem_details_plugin() -> ProblemDetailsPlugin:
+    """``plugins=`` entry of the app: answers :class:`ProblemDetailsException` and converts :data:`CONVERSIONS`."""
+    return ProblemDetailsPlugin(ProblemDetailsConfig(exception_to_problem_detail_map=CONVERSIONS))
+
+
+def unauthorized(request: Request, exc: Unauthorized) -> Response:
+    if _wants_page(request):
+        # A person in a browser: to the login form, and back here afterwards.
+        return Redirect(f"/login?{urlencode({'next': request.url.path})}", status_code=303)
+    return from_service_error(exc).to_response(request)
+
+
+def _wants_page(request: Request) -> bool:
+    return (request.method == "GET" and not request.url.path.startswith("/v1/")
+            and "text/html" in request.headers.get("accept", ""))
+
+
 def database_unavailable(request: Request, exc: Exception) -> Response:
     log.warning("database unavailable on %s %s: %s", request.method, request.url.path, type(exc).__name__)
     return problem(503, "unavailable", "the database is unreachable; try again shortly",
-                   headers={"Retry-After": "5"})
+                   headers={"Retry-After": "5"}).to_response(request)
 
 
 def internal_error(request: Request, exc: Exception) -> Response:
     log.exception("internal error on %s %s", request.method, request.url.path, exc_info=exc)
-    return problem(HTTP_500_INTERNAL_SERVER_ERROR, "internal error", "the service failed; see its log")
+    return problem(HTTP_500_INTERNAL_SERVER_ERROR, "internal error", "the service failed; see its log").to_response(request)
 
 
 EXCEPTION_HANDLERS = {
-    ServiceError: service_error,
-    ValidationException: validation_error,
-    HTTPException: http_error,
+    Unauthorized: unauthorized,
     OperationalError: database_unavailable,
     InterfaceError: database_unavailable,
     DisconnectionError: database_unavailable,
     Exception: internal_error,
 }
+"""The handlers beside the plugin's: those that need the request."""

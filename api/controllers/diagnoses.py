@@ -10,7 +10,8 @@ from litestar import Controller, Request, Response, delete, get, post
 from litestar.di import NamedDependency
 from litestar.params import BodyKwarg, FromPath, QueryParameter
 
-from api.openapi import case_body_schema, problem_responses
+from api.openapi import case_body_schema, links_from, problem_responses
+from api.responses import DiagnosisView, SubmittedDiagnosis, typed
 from api.services.diagnoses import DiagnosisService
 from diagnose.html import render_report_html
 from diagnose.report import Report
@@ -35,13 +36,21 @@ HTML_HEADERS = {
 
 Service = NamedDependency[DiagnosisService]
 
+_DIAGNOSIS = "/v1/diagnoses/{diagnosis_id}"
+LINKS_TO_THE_DIAGNOSIS = links_from(202, "diagnosis_id", {
+    "read": ("get", _DIAGNOSIS),
+    "cancel": ("delete", _DIAGNOSIS),
+    "report_json": ("get", f"{_DIAGNOSIS}/report.json"),
+    "report_html": ("get", f"{_DIAGNOSIS}/report.html"),
+})
+
 
 class DiagnosesController(Controller):
     path = "/v1/diagnoses"
     tags = ["diagnoses"]
 
-    @post(status_code=202, summary="Submit a case for diagnosis",
-          responses=problem_responses(400, 401, 413, 422, 429, 503))
+    @post(status_code=202, summary="Submit a case for diagnosis", operation_class=LINKS_TO_THE_DIAGNOSIS,
+          responses=problem_responses(400, 401, 413, 415, 422, 429, 503))
     async def create(
         self,
         request: Request,
@@ -50,7 +59,7 @@ class DiagnosesController(Controller):
                                                        schema_extra=case_body_schema())],
         mode: Annotated[Literal["inputs", "run"], QueryParameter(description="`inputs`: input stage only.")] = "run",
         rerun: Annotated[bool, QueryParameter(description="Ignore a stored identical request and run again.")] = False,
-    ) -> dict[str, Any]:
+    ) -> SubmittedDiagnosis:
         """Queue a diagnosis and answer ``202 {id, status, links}``.
 
         An identical earlier request (same case, mode, model and settings) is
@@ -61,7 +70,7 @@ class DiagnosesController(Controller):
         caller = request.state.caller
         submitted = await to_thread.run_sync(
             lambda: service.submit(data, mode=mode, rerun=rerun, api_key_id=caller.key_id))
-        return {**submitted.view, "reused": submitted.reused}
+        return typed(SubmittedDiagnosis, {**submitted.view, "reused": submitted.reused})
 
     @get(summary="Recent diagnoses", responses=problem_responses(400, 401, 429))
     async def list_recent(
@@ -70,22 +79,25 @@ class DiagnosesController(Controller):
         status: Annotated[Literal["queued", "running", "done", "failed", "cancelled"] | None, QueryParameter()] = None,
         case_id: Annotated[str | None, QueryParameter(max_length=128)] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
-    ) -> list[dict[str, Any]]:
-        return await to_thread.run_sync(lambda: service.list(status=status, case_id=case_id, limit=limit))
+    ) -> list[DiagnosisView]:
+        """The newest first; each without its report (read it with ``GET /v1/diagnoses/{id}``)."""
+        return typed(list[DiagnosisView],
+                     await to_thread.run_sync(lambda: service.list(status=status, case_id=case_id, limit=limit)))
 
     @get("/{diagnosis_id:str}", summary="A diagnosis: status, progress, report when done",
          responses=problem_responses(400, 401, 404, 429))
-    async def read(self, service: Service, diagnosis_id: FromPath[str]) -> dict[str, Any]:
-        return await to_thread.run_sync(service.get, diagnosis_id)
+    async def read(self, service: Service, diagnosis_id: FromPath[str]) -> DiagnosisView:
+        return typed(DiagnosisView, await to_thread.run_sync(service.get, diagnosis_id))
 
     @delete("/{diagnosis_id:str}", status_code=202, summary="Cancel a queued or running diagnosis",
             responses=problem_responses(400, 401, 404, 409, 429))
-    async def cancel(self, service: Service, diagnosis_id: FromPath[str]) -> dict[str, Any]:
-        return await to_thread.run_sync(service.cancel, diagnosis_id)
+    async def cancel(self, service: Service, diagnosis_id: FromPath[str]) -> DiagnosisView:
+        return typed(DiagnosisView, await to_thread.run_sync(service.cancel, diagnosis_id))
 
     @get("/{diagnosis_id:str}/report.json", summary="The report JSON alone",
          responses=problem_responses(400, 401, 404, 409, 429))
     async def report_json(self, service: Service, diagnosis_id: FromPath[str]) -> dict[str, Any]:
+        """The report of contract section 3, as stored."""
         return await to_thread.run_sync(service.report, diagnosis_id)
 
     @get("/{diagnosis_id:str}/report.html", media_type="text/html", summary="The report page",

@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from anyio import to_thread
-from litestar import Response, get
+from litestar import get
 from litestar.di import NamedDependency
 
 from api.openapi import problem_responses
 from api.problems import problem
+from api.responses import Health, typed
 from api.services.diagnoses import DiagnosisService
 
 
@@ -29,7 +30,7 @@ def _no_worker_detail(kind: str, pending: int, stalled_after_s: float) -> str:
 
 
 @get("/healthz", summary="Can the service take work?", tags=["operations"], responses=problem_responses(503))
-async def healthz(service: NamedDependency[DiagnosisService]) -> Response[dict[str, Any]]:
+async def healthz(service: NamedDependency[DiagnosisService]) -> Health:
     queue = service.queue
     expects_workers = bool(getattr(queue, "expects_workers", False))
 
@@ -39,16 +40,16 @@ async def healthz(service: NamedDependency[DiagnosisService]) -> Response[dict[s
     try:
         facts = await to_thread.run_sync(check)
     except Exception as exc:  # noqa: BLE001 - any database failure means "cannot take work"
-        return problem(503, "unavailable", f"database unreachable: {type(exc).__name__}")
+        raise problem(503, "unavailable", f"database unreachable: {type(exc).__name__}") from exc
     settings = service.settings.queue
     capacity = settings.capacity
     details = {"queue": queue.kind, "capacity": capacity, **facts}
     if not expects_workers and queue.kind == "sqlite":
         details["worker"] = "disabled"
     if expects_workers and facts["workers"] < 1:
-        return problem(503, "no worker", _no_worker_detail(queue.kind, facts["pending"], settings.stalled_after_s),
+        raise problem(503, "no worker", _no_worker_detail(queue.kind, facts["pending"], settings.stalled_after_s),
                        headers={"Retry-After": str(settings.retry_after_s)}, **details)
     if facts["pending"] >= capacity:
-        return problem(503, "queue full", f"{facts['pending']} of {capacity} slots in use",
+        raise problem(503, "queue full", f"{facts['pending']} of {capacity} slots in use",
                        headers={"Retry-After": str(settings.retry_after_s)}, **details)
-    return Response({"status": "ok", **details})
+    return typed(Health, {"status": "ok", **details})

@@ -11,6 +11,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import BodyKwarg, QueryParameter
 
 from api.openapi import case_body_schema, problem_responses
+from api.responses import LibraryEntry, LibraryPushResult, typed
 from api.services.diagnoses import DiagnosisService
 from api.services.library import LibraryPush, LibraryService
 
@@ -42,13 +43,13 @@ class LibraryController(Controller):
     dependencies = {"library": Provide(provide_library, sync_to_thread=False)}
 
     @post(status_code=200, summary="Push cases into the library",
-          responses=problem_responses(400, 401, 413, 422, 429))
+          responses=problem_responses(400, 401, 413, 415, 422, 429))
     async def push(
         self,
         library: Library,
         data: Annotated[dict[str, Any], BodyKwarg(description='`{"cases": [case, ...]}` (contract section 1).',
                                                    schema_extra=library_body_schema())],
-    ) -> dict[str, Any]:
+    ) -> LibraryPushResult:
         """Each case is stored as a version keyed by its content hash (tags left out).
 
         New content adds a version and makes it current (``added``/``updated``);
@@ -60,7 +61,7 @@ class LibraryController(Controller):
         limited in cases and prompt characters, the library in current cases (413
         naming ``cases``).
         """
-        return await to_thread.run_sync(library.push_body, data)
+        return typed(LibraryPushResult, await to_thread.run_sync(library.push_body, data))
 
     @get(summary="Current library cases with their latest nightly verdict",
          responses=problem_responses(400, 401, 429))
@@ -68,5 +69,5 @@ class LibraryController(Controller):
         self,
         library: Library,
         tag: Annotated[list[str] | None, QueryParameter(description="Only cases carrying every given tag.")] = None,
-    ) -> list[dict[str, Any]]:
-        return await to_thread.run_sync(lambda: library.list(tag or ()))
+    ) -> list[LibraryEntry]:
+        return typed(list[LibraryEntry], await to_thread.run_sync(lambda: library.list(tag or ())))

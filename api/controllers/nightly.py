@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import msgspec
 from anyio import to_thread
@@ -10,7 +10,8 @@ from litestar import Controller, Response, get, post
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from api.openapi import problem_responses
+from api.openapi import links_from, problem_responses
+from api.responses import NightlyRunView, typed
 from api.services.diagnoses import DiagnosisService
 from api.services.nightly import NightlyService
 
@@ -36,15 +37,22 @@ def provide_nightly(service: NamedDependency[DiagnosisService]) -> NightlyServic
 
 Nightly = NamedDependency[NightlyService]
 
+_RUN = "/v1/nightly-runs/{run_id}"
+LINKS_TO_THE_RUN = links_from(202, "run_id", {
+    "read": ("get", _RUN),
+    "junit": ("get", f"{_RUN}/junit.xml"),
+    "summary_md": ("get", f"{_RUN}/summary.md"),
+})
+
 
 class NightlyRunsController(Controller):
     path = "/v1/nightly-runs"
     tags = ["nightly"]
     dependencies = {"nightly": Provide(provide_nightly, sync_to_thread=False)}
 
-    @post(status_code=202, summary="Start a nightly run over the stored library",
-          responses=problem_responses(400, 401, 422, 429, 503))
-    async def start(self, nightly: Nightly, data: JSONBody[NightlyRunRequest | None] = None) -> dict[str, Any]:
+    @post(status_code=202, summary="Start a nightly run over the stored library", operation_class=LINKS_TO_THE_RUN,
+          responses=problem_responses(400, 401, 415, 422, 429, 503))
+    async def start(self, nightly: Nightly, data: JSONBody[NightlyRunRequest | None] = None) -> NightlyRunView:
         """Queue one diagnosis per current library case and answer ``202 {id, status, links}``.
 
         The run is admitted like single diagnoses, under the same capacity: when its
@@ -57,8 +65,8 @@ class NightlyRunsController(Controller):
         (``fail`` when a case reaches ``fail_on``, ``warn`` when a case regressed below it).
         """
         body = data or NightlyRunRequest()
-        return await to_thread.run_sync(lambda: nightly.start_run(
-            body.tags, body.baseline, body.fail_on, body.seed_offset))
+        return typed(NightlyRunView, await to_thread.run_sync(lambda: nightly.start_run(
+            body.tags, body.baseline, body.fail_on, body.seed_offset)))
 
     @get(summary="Recent nightly runs with progress and counts", responses=problem_responses(400, 401, 429))
     async def list_recent(
@@ -66,13 +74,13 @@ class NightlyRunsController(Controller):
         nightly: Nightly,
         status: Annotated[Literal["running", "done", "failed"] | None, QueryParameter()] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
-    ) -> list[dict[str, Any]]:
-        return await to_thread.run_sync(lambda: nightly.list(status=status, limit=limit))
+    ) -> list[NightlyRunView]:
+        return typed(list[NightlyRunView], await to_thread.run_sync(lambda: nightly.list(status=status, limit=limit)))
 
     @get("/{run_id:str}", summary="A nightly run: progress (finished/total), summary when done",
          responses=problem_responses(400, 401, 404, 429))
-    async def read(self, nightly: Nightly, run_id: FromPath[str]) -> dict[str, Any]:
-        return await to_thread.run_sync(nightly.get, run_id)
+    async def read(self, nightly: Nightly, run_id: FromPath[str]) -> NightlyRunView:
+        return typed(NightlyRunView, await to_thread.run_sync(nightly.get, run_id))
 
     @get("/{run_id:str}/junit.xml", media_type="application/xml", summary="JUnit XML, one test case per case",
          responses=problem_responses(400, 401, 404, 409, 429))

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Literal
 
 import msgspec
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from api.db.models import PENDING, Diagnosis, iso_utc
 from api.db.session import Database
-from api.db.store import find_cached, finish, lock_admission, mark_not_queued, pending_count, record_report, sha256_of
+from api.db.store import (find_cached, finish, lock_admission, mark_not_queued, pending_count, recent_diagnoses,
+                          record_report, sha256_of)
 from api.services.errors import Conflict, InvalidCase, NotFound, QueueFull, Unavailable
 from api.services.inline import InlineEngine
 from api.services.limits import check_case_size
@@ -135,13 +135,8 @@ class DiagnosisService:
             return diagnosis.report
 
     def list(self, status: str | None = None, case_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
-        query = select(Diagnosis).order_by(Diagnosis.created_at.desc()).limit(limit)
-        if status:
-            query = query.where(Diagnosis.status == status)
-        if case_id:
-            query = query.where(Diagnosis.case_id == case_id)
         with self.db.session() as session:
-            return [view(d, with_report=False) for d in session.scalars(query)]
+            return [view(d, with_report=False) for d in recent_diagnoses(session, limit, case_id=case_id, status=status)]
 
     def cancel(self, diagnosis_id: str) -> dict[str, Any]:
         with self.db.session() as session:

@@ -244,3 +244,40 @@ def test_an_unreachable_database_is_a_503_not_a_500(make_client, monkeypatch):
     response = client.get("/v1/diagnoses/anything")
     assert_problem(response, 503)
     assert response.headers["retry-after"] == "5"
+
+
+def test_answers_keep_their_members_null_or_absent_as_documented(make_client):
+    """Typed answers (api.responses) leave out what a diagnosis does not have yet and keep
+    ``null`` where it is documented: the bodies are what they were as plain mappings."""
+    client, _ = make_client()
+    created = client.post("/v1/diagnoses", json=small_case()).json()
+    always = {"id", "status", "mode", "case_id", "verdict", "attempts", "created_at", "started_at",
+              "finished_at", "links"}
+    assert set(created) == always | {"reused"} and created["reused"] is False
+    assert created["verdict"] is None and created["started_at"] is None and created["finished_at"] is None
+    assert set(created["links"]) == {"self", "report", "report_html", "page"}
+    read = client.get(created["links"]["self"]).json()
+    assert set(read) == always
+    done = client.post("/v1/diagnoses?mode=inputs", json=small_case("done")).json()
+    assert set(done) == always | {"reused", "report"} and done["verdict"] == "warn"
+    listed = client.get("/v1/diagnoses").json()
+    assert [d["id"] for d in listed] == [done["id"], created["id"]]
+    assert all(set(d) == always for d in listed)  # lists leave the report out
+    assert client.get("/v1/diagnoses", params={"case_id": "done"}).json()[0]["id"] == done["id"]
+    assert [d["id"] for d in client.get("/v1/diagnoses", params={"status": "queued"}).json()] == [created["id"]]
+    cancelled = client.delete(created["links"]["self"]).json()
+    assert set(cancelled) == always and cancelled["status"] == "cancelled"
+
+
+def test_a_failure_is_a_500_problem_that_tells_nothing_of_it(make_client, monkeypatch):
+    client, app = make_client()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("secret at /srv/internal/path")
+
+    monkeypatch.setattr(app.state.service, "get", broken)
+    response = client.get("/v1/diagnoses/anything")
+    body = assert_problem(response, 500)
+    assert body == {"type": "about:blank", "title": "internal error", "status": 500,
+                    "detail": "the service failed; see its log"}
+    assert "secret" not in response.text and "RuntimeError" not in response.text
