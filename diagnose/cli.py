@@ -119,10 +119,12 @@ def inputs(case: Path, out: Path | None, read: bool, fail_on: str) -> int:
 @click.option("--server-model", help="Model name to ask the server for (required with --server).")
 @click.option("--framework", type=click.Choice(["vllm", "llamacpp", "ollama", "openai"]), default="vllm", show_default=True, help="What serves --server: decides which parameters are sent and how they are read.")
 @click.option("--static", is_flag=True, help="Make the centers from the text alone, without the sampled model reading each document first.")
+@click.option("--repair", is_flag=True, help="Try the changes the findings call for, one at a time: re-sample each with the same seeds and report which ones verifiably fix the wobble (`repairs`).")
+@click.option("--repair-budget", type=click.IntRange(min=0), metavar="N", help="With --repair: samples the candidates may draw in all (default: 4 x seeds x temperatures); candidates past it are listed as skipped.")
 @fail_on_option("never", "the verdict")
 def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, ablation: bool,
         baseline_path: Path | None, server: str | None, server_model: str | None, framework: str,
-        static: bool, fail_on: str) -> int:
+        static: bool, repair: bool, repair_budget: int | None, fail_on: str) -> int:
     """The whole pipeline: input stage, sampling on the case's model, triage.
 
     Before sampling, the same model reads each document alone (the read tier),
@@ -141,10 +143,13 @@ def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, a
     remote = _remote(server, server_model, framework) if server is not None else None
     if ablation and remote:
         raise click.UsageError("--ablation samples on the local model; it cannot be combined with --server")
+    if repair_budget is not None and not repair:
+        raise click.UsageError("--repair-budget needs --repair")
     settings = _settings()
     with console.progress() as progress:
         report = _diagnoser(progress, settings).run(
-            parsed, ablation=ablation, baseline_environment=baseline, remote=remote, read=not static
+            parsed, ablation=ablation, baseline_environment=baseline, remote=remote, read=not static,
+            repair=repair, repair_budget=repair_budget,
         )
     outputs: dict[Path, str] = {}
     if out:
@@ -157,7 +162,13 @@ def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, a
     if print_json:
         click.echo(report.to_json())
     else:
+        from diagnose.repair.lines import headline_lines, repair_lines
+
+        for line in headline_lines(report):
+            click.echo(line)
         console.summary(report)
+        for line in repair_lines(report):
+            click.echo(line)
         console.wrote(list(outputs))
     return verdict_exit(report.verdict, fail_on)
 
@@ -365,6 +376,7 @@ def _remote(server: str, model: str | None, framework: str):
     from urllib.parse import urlsplit
 
     from diagnose.sampling.remote import RemoteBackend
+    from diagnose.settings import openai_api_key
 
     parts = urlsplit(server.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -372,7 +384,7 @@ def _remote(server: str, model: str | None, framework: str):
                                  param_hint="'--server'")
     if not model or not model.strip():
         raise click.UsageError("--server needs --server-model (the model name the server serves)")
-    return RemoteBackend(server, model, framework, api_key=os.environ.get("DIAGNOSE_OPENAI_API_KEY"))
+    return RemoteBackend(server, model, framework, api_key=openai_api_key())
 
 
 def _baseline_environment(path: Path) -> dict:

@@ -43,9 +43,14 @@ class Diagnoser:
     progress: Progress = field(default_factory=SilentProgress)
 
     @classmethod
-    def from_settings(cls, settings: Settings, progress: Progress | None = None) -> "Diagnoser":
+    def from_settings(cls, settings: Settings, progress: Progress | None = None,
+                      registry: ModelRegistry | None = None) -> "Diagnoser":
+        """``registry``: models already shared with other diagnosers of this process (the API's
+        inline engine and its embedded worker); default, a new one reporting to ``progress``."""
         progress = progress or SilentProgress()
-        return cls(settings, ModelRegistry(settings.models, notify=progress.phase), progress)
+        if registry is None:
+            registry = ModelRegistry(settings.models, notify=progress.phase)
+        return cls(settings, registry, progress)
 
     def analyze(self, case: Case, reader_backend=None) -> tuple[InputAnalysis, list[int]]:
         """The input stage; also returns the assembled prompt's token ids.
@@ -93,6 +98,8 @@ class Diagnoser:
         remote: "RemoteBackend | None" = None,
         seed_offset: int = 0,
         read: bool = True,
+        repair: bool = False,
+        repair_budget: int | None = None,
     ) -> Report:
         """The whole pipeline on the case's model.
 
@@ -103,6 +110,9 @@ class Diagnoser:
         moves every sample's seed (0: sample ``i`` uses seed ``i``). ``read`` (the
         default) lets the same backend read each document alone for the input
         stage, so the model that is sampled is the one that makes the centers.
+        ``repair`` then re-samples each candidate repair the findings call for, with
+        the same seeds on the same backend, within ``repair_budget`` samples (None:
+        ``diagnose.repair.default_budget``), and reports each one's verdict (``repairs``).
         """
         from diagnose.sampling.stage import run_sampling, sample_traces
 
@@ -124,6 +134,7 @@ class Diagnoser:
             seed_offset=seed_offset,
             regex_timeout_s=self.settings.triage.regex_timeout_s,
             regex_budget_s=self.settings.triage.regex_budget_s,
+            settings=self.settings.sampling,
         )
         self.progress.phase("determinism check")
         probe = max(traces, key=lambda tr: (tr.row.temperature, -tr.row.seed))
@@ -142,12 +153,32 @@ class Diagnoser:
 
             self.progress.phase("context ablation (no documents, dominant center only)")
             sampling.ablation = run_ablation(
-                case, backend, self.registry.embedder(), analysis, sampling.runs
+                case, backend, self.registry.embedder(), analysis, sampling.runs, settings=self.settings.sampling
             )
         environment = fingerprint(backend.identity, self.registry.embedder_identity(), backend.name)
         if remote:
             environment["framework"] = remote.semantics
-        return self._report(case, analysis, sampling, environment, determinism, baseline_environment)
+        report = self._report(case, analysis, sampling, environment, determinism, baseline_environment)
+        if repair:
+            report = self._repair(report, case, analysis, traces, backend, seed_offset, repair_budget)
+        return report
+
+    def _repair(self, report: Report, case: Case, analysis: InputAnalysis, traces, backend,
+                seed_offset: int, budget: int | None) -> Report:
+        """The report with its verified repairs (``run --repair``), findings noting them."""
+        import msgspec
+
+        from diagnose.repair import run_repairs
+
+        outcome = run_repairs(
+            case, analysis, report.sampling, traces, report.findings, backend=backend,
+            embedder=self.registry.embedder(), counter=self.registry.prompt_counter(case.model),
+            thresholds=self.settings.triage, environment=report.environment, budget=budget,
+            seed_offset=seed_offset, progress=self.progress,
+            long_context_tokens=self.settings.inputs.long_context_tokens,
+        )
+        return msgspec.structs.replace(report, findings=outcome.findings, repairs=outcome.repairs,
+                                       repairs_skipped=outcome.skipped, repair=outcome.overview)
 
     def _report(
         self,

@@ -174,6 +174,113 @@ class Finding(msgspec.Struct, kw_only=True):
     advice: str
 
 
+RepairVerdict = Literal["fixes", "helps", "no_effect", "worse"]
+"""How a repair changed the prompt's wobble (``diagnose.repair.verdict`` defines each)."""
+
+
+class RepairRun(msgspec.Struct, kw_only=True):
+    """One temperature of a repair: the original's metrics, the candidate's, and p-values."""
+
+    temperature: float
+    """The original run's temperature."""
+    before: dict[str, float | None]
+    after: dict[str, float | None]
+    p: dict[str, float]
+    """Per metric, the p-value of this temperature alone (not corrected for multiple tests;
+    the verdict reads the Bonferroni-corrected tests pooled over temperatures, ``tests``)."""
+    after_temperature: float = 0.0
+    """Extension: the temperature the candidate was sampled at (differs only for a
+    ``temperature`` repair)."""
+
+
+class RepairTest(msgspec.Struct, kw_only=True):
+    """Extension: one metric of one repair, pooled over temperatures, as the verdict reads it."""
+
+    metric: str
+    role: Literal["target", "guard"]
+    """target: the wobble the answered finding is about; guard: must not get worse."""
+    test: Literal["stratified_bootstrap", "fisher_exact"]
+    before: float
+    after: float
+    diff: float
+    """after - before (mean over temperatures, or pooled rates)."""
+    p: float
+    p_adjusted: float
+    """Bonferroni: p x the number of tests of every repair sampled, at most 1."""
+    min_change: float
+    """The smallest change that counts, even when significant (the nightly gate's)."""
+    outcome: Literal["better", "worse", "none"]
+
+
+class RepairAnswer(msgspec.Struct, kw_only=True):
+    """Extension: what the candidate's samples answer (repairs that remove documents)."""
+
+    text: str
+    """The first sample of the candidate's largest meaning cluster."""
+    share: float
+    """That cluster's share of its run."""
+    center: str
+    """The gravity center most of the candidate's samples follow (or "none")."""
+    label: str
+    center_share: float
+
+
+class Repair(msgspec.Struct, kw_only=True):
+    """A single change to the case, re-sampled with the same seeds and compared (contract section 6)."""
+
+    id: str
+    change: dict[str, Any]
+    """``kind`` plus what changed (documents removed, the sentence added, old and new values)."""
+    diff: str
+    """Unified diff of the case (as YAML) before and after the change."""
+    verdict: RepairVerdict
+    runs: list[RepairRun]
+    answers: list[str] = []
+    """Extension: rule ids of the findings this change answers."""
+    resolved: bool = False
+    """Extension: none of the answered findings fires when triage is re-run on the candidate."""
+    new_findings: list[str] = []
+    """Extension: rules that fire on the candidate but not on the original."""
+    tests: list[RepairTest] = []
+    samples: int = 0
+    """Extension: samples drawn for this candidate (what it cost of the budget)."""
+    wall_seconds: float = 0.0
+    answer: RepairAnswer | None = None
+    note: str | None = None
+    summary: str = ""
+    """Extension: one line, e.g. 'fixes: center split 50% → 0% (T 0.7; Bonferroni p < 0.001)'."""
+
+
+class SkippedRepair(msgspec.Struct, kw_only=True):
+    """Extension: a candidate that did not fit the repair budget (listed, never dropped)."""
+
+    id: str
+    change: dict[str, Any]
+    diff: str
+    answers: list[str]
+    samples: int
+    """Samples it would have cost."""
+    reason: str
+
+
+class RepairOverview(msgspec.Struct, kw_only=True):
+    """Extension: how ``--repair`` ran."""
+
+    budget: int
+    """Samples allowed (``--repair-budget``)."""
+    default_budget: int
+    spent: int
+    tests: int
+    """Size of the Bonferroni family: the metrics tested over every repair sampled."""
+    alpha: float
+    best: str | None
+    """Id of the best verified repair (verdict fixes or helps), or None."""
+    headline: str
+    batching: str
+    """How candidates were decoded (one batch with one prefill per candidate)."""
+    wall_seconds: float = 0.0
+
+
 class Report(msgspec.Struct, kw_only=True):
     case_id: str
     verdict: Verdict
@@ -182,11 +289,20 @@ class Report(msgspec.Struct, kw_only=True):
     environment: dict[str, Any]
     sampling: SamplingReport | None = None
     """Absent with ``diagnose inputs``."""
+    repairs: list[Repair] = []
+    """Contract section 6 (``run --repair``): verified repairs, best first; absent without it."""
+    repairs_skipped: list[SkippedRepair] = []
+    """Extension: candidates past the repair budget."""
+    repair: RepairOverview | None = None
+    """Extension: the repair run's budget, test family and headline; absent without ``--repair``."""
 
     def to_dict(self) -> dict[str, Any]:
         data = msgspec.to_builtins(self)
         if data.get("sampling") is None:
             data.pop("sampling", None)
+        if data.get("repair") is None:  # not asked for: the report keeps its section-3 shape
+            for key in ("repairs", "repairs_skipped", "repair"):
+                data.pop(key, None)
         return data
 
     def to_json(self, indent: int = 2) -> str:

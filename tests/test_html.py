@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+import msgspec
 import pytest
 from markupsafe import escape
 
@@ -315,3 +316,44 @@ def test_documents_table_shows_each_claim_and_in_the_read_tier_each_documents_ow
     read = render_report_html(Report(case_id="t", verdict="warn", input=msgspec.structs.replace(
         inp, documents=docs, tier="read"), findings=[], environment={"x": 1}))
     assert "read alone" in read and "Lyon. (yes margin -1.25)" in read
+
+
+def _repaired_report() -> Report:
+    from diagnose.report import Repair, RepairAnswer, RepairOverview, RepairRun, RepairTest, SkippedRepair
+
+    test = RepairTest(metric="center_split", role="target", test="fisher_exact", before=0.5, after=0.0, diff=-0.5,
+                      p=0.0001, p_adjusted=0.0004, min_change=0.2, outcome="better")
+    repairs = [
+        Repair(id="remove_center:c1", change={"kind": "remove_center", "center": "c1", "removed": ["d3"]},
+               diff=f"--- a.yaml\n+++ a.yaml (remove_center:c1)\n-- id: d3\n-  text: {XSS}\n", verdict="fixes",
+               runs=[RepairRun(temperature=0.3, after_temperature=0.3, before={"center_split": 0.5},
+                               after={"center_split": 0.0}, p={"center_split": 0.0286})],
+               answers=["input.competing_centers"], resolved=True, tests=[test], samples=8,
+               answer=RepairAnswer(text=XSS, share=1.0, center="c0", label="Paris", center_share=1.0),
+               note="Removing documents hides a conflict.", summary="fixes: center split 50% → 0% at T 0.3"),
+        Repair(id="disagreement_instruction", change={"kind": "disagreement_instruction"}, diff="", verdict="worse",
+               runs=[], summary="worse: compliance 100% → 0% at T 0.3"),
+    ]
+    skipped = [SkippedRepair(id="pin_parameters", change={"kind": "pin_parameters"}, diff="", answers=[],
+                             samples=8, reason="needs 8 samples; 0 of the budget of 16 left")]
+    overview = RepairOverview(budget=16, default_budget=16, spent=16, tests=4, alpha=0.05, best="remove_center:c1",
+                              headline="best verified repair: remove_center:c1", batching="one batch per candidate")
+    return msgspec.structs.replace(_report(), repairs=repairs, repairs_skipped=skipped, repair=overview)
+
+
+def test_repairs_section_shows_each_candidate_escaped() -> None:
+    page = render_report_html(_repaired_report())
+    parser = _parse(page)
+    assert {"repairs", "repair-list", "repair-0", "repair-1", "repairs-skipped"} <= parser.ids()
+    assert page.index('id="findings"') < page.index('id="repairs"') < page.index('id="input"')
+    assert [a["class"] for a in parser.with_class("span", "fixes")][:1] == ["badge fixes"]
+    assert parser.with_class("span", "worse")
+    assert XSS not in page and str(escape(XSS)) in page  # in the diff and in the answer
+    assert "needs 8 samples; 0 of the budget of 16 left" in page
+    assert "best verified repair: remove_center:c1" in page.split('id="findings"')[0]
+    assert not [t for t, _ in parser.tags if t == "script"]
+
+
+def test_a_report_without_repairs_has_no_repairs_section() -> None:
+    page = render_report_html(_report())
+    assert 'id="repairs"' not in page and "Repairs" not in page

@@ -15,6 +15,7 @@ from typing import Any
 from markupsafe import Markup
 
 from diagnose.html import svg
+from diagnose.html.repairs import RepairsView, build_repairs
 from diagnose.html.centers import (
     GREY, PALETTE, LegendItem, MassPullTable, center_colors, document_map, mass_vs_pull, pull_groups,
 )  # fmt: skip
@@ -145,6 +146,8 @@ class PageView:
     input: InputView
     sampling: SamplingView | None
     environment: list[KeyValue]
+    repairs: RepairsView | None = None
+    """The Repairs section (``run --repair``), else None."""
 
 
 def build_page(report: Report) -> PageView:
@@ -157,6 +160,7 @@ def build_page(report: Report) -> PageView:
         input=_input(report.input, report.sampling, colors),
         sampling=_sampling(report.sampling, report.input, colors) if report.sampling else None,
         environment=_key_values(report.environment),
+        repairs=build_repairs(report),
     )
 
 
@@ -179,7 +183,8 @@ def _key_values(data: Mapping[str, Any]) -> list[KeyValue]:
 
 def _summary(report: Report) -> list[KeyValue]:
     env = report.environment
-    rows = [KeyValue(k, str(env[k])) for k in ENV_SUMMARY if isinstance(env.get(k), (str, int, float))]
+    rows = [KeyValue("repair", report.repair.headline)] if report.repair is not None else []
+    rows += [KeyValue(k, str(env[k])) for k in ENV_SUMMARY if isinstance(env.get(k), (str, int, float))]
     if report.sampling is not None:
         runs = report.sampling.runs
         rows.append(KeyValue("backend", report.sampling.backend))

@@ -18,6 +18,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
+from diagnose.nightly.per_sample import sample_clusters as _clusters
+from diagnose.nightly.per_sample import sample_count as _count
+from diagnose.nightly.per_sample import sample_first_tokens as _first_tokens
 from diagnose.nightly.stats import proportion_test, stratified_bootstrap_diff_ci
 from diagnose.sampling.metrics import first_token_divergence, semantic_entropy
 from diagnose.environment import fingerprint_diff
@@ -154,19 +157,6 @@ def _compare_sampling(baseline: dict[str, Any], current: dict[str, Any], s: Gate
     return changes
 
 
-def _clusters(run: dict[str, Any]) -> list[Any] | None:
-    samples = run.get("samples") or []
-    return [x["cluster"] for x in samples] if samples and all("cluster" in x for x in samples) else None
-
-
-def _first_tokens(run: dict[str, Any]) -> list[Any] | None:
-    samples = run.get("samples") or []
-    if samples and all(x.get("first_token") for x in samples):
-        return [x["first_token"] for x in samples]
-    counts = run.get("first_tokens") or {}
-    return [tok for tok, k in sorted(counts.items()) for _ in range(int(k))] or None
-
-
 Pairs = list[tuple[float, dict[str, Any], dict[str, Any]]]
 """(temperature, baseline run, current run) for every temperature in both reports."""
 
@@ -200,17 +190,6 @@ def _spread_change(kind: str, statistic: Callable[[Any], float], pairs: Pairs,
                       f"{kind} (mean over temperatures) fell {before:.2f} → {now:.2f} ({diff:+.2f}, {band}): "
                       "an improvement")
     return None
-
-
-def _count(run: dict[str, Any], kind: str) -> tuple[int, int] | None:
-    """``(k, n)``: samples that complied / were truncated, from samples, else from the rate."""
-    samples = run.get("samples") or []
-    field, test = (("compliant", bool) if kind == "compliance_rate"
-                   else ("finish_reason", lambda r: r == "length"))
-    if samples and all(field in x for x in samples):
-        return sum(1 for x in samples if test(x[field])), len(samples)
-    n, rate = run.get("n") or len(samples), run.get(kind)
-    return (round(float(rate) * n), int(n)) if n and rate is not None else None
 
 
 def _rate_change(kind: str, bad_sign: int, pairs: Pairs, s: GateSettings) -> Change | None:
