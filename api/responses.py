@@ -46,7 +46,7 @@ class DiagnosisView(_Body):
 
     id: str
     status: Literal["queued", "running", "done", "failed", "cancelled"]
-    mode: Literal["inputs", "run"]
+    mode: Literal["inputs", "run", "repair"]
     case_id: str
     verdict: Verdict | None
     attempts: int

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from anyio import to_thread
 from litestar import Controller, Request, Response, delete, get, post
+from litestar.exceptions import ValidationException
 from litestar.di import NamedDependency
 from litestar.params import BodyKwarg, FromPath, QueryParameter
 
@@ -59,6 +60,9 @@ class DiagnosesController(Controller):
                                                        schema_extra=case_body_schema())],
         mode: Annotated[Literal["inputs", "run"], QueryParameter(description="`inputs`: input stage only.")] = "run",
         rerun: Annotated[bool, QueryParameter(description="Ignore a stored identical request and run again.")] = False,
+        repair: Annotated[bool, QueryParameter(
+            description="With `mode=run`: also propose one-change repairs and verify each by re-sampling "
+                        "(the report's `repairs`, contract section 6).")] = False,
     ) -> SubmittedDiagnosis:
         """Queue a diagnosis and answer ``202 {id, status, links}``.
 
@@ -68,8 +72,12 @@ class DiagnosesController(Controller):
         and carries the report.
         """
         caller = request.state.caller
+        if repair and mode != "run":
+            raise ValidationException("repair: needs mode=run (repairs are verified by sampling)",
+                                      extra=[{"key": "repair", "message": "repair: needs mode=run"}])
+        stored_mode = "repair" if repair else mode
         submitted = await to_thread.run_sync(
-            lambda: service.submit(data, mode=mode, rerun=rerun, api_key_id=caller.key_id))
+            lambda: service.submit(data, mode=stored_mode, rerun=rerun, api_key_id=caller.key_id))
         return typed(SubmittedDiagnosis, {**submitted.view, "reused": submitted.reused})
 
     @get(summary="Recent diagnoses", responses=problem_responses(400, 401, 429))

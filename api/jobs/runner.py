@@ -210,6 +210,8 @@ class DiagnosisRunner:
         try:
             if mode == "inputs":
                 report = diagnoser.inputs(case)
+            elif mode == "repair":
+                report = diagnoser.run(case, seed_offset=seed_offset, repair=True)
             else:
                 report = diagnoser.run(case, seed_offset=seed_offset)
         finally:

@@ -24,7 +24,8 @@ from diagnose.environment import library_versions
 from diagnose.models import resolve_generator
 from diagnose.errors import CaseError
 
-Mode = Literal["inputs", "run"]
+Mode = Literal["inputs", "run", "repair"]
+"""``repair``: a run with verified repairs (``POST /v1/diagnoses?repair=true``)."""
 
 
 @dataclass

@@ -61,8 +61,8 @@ class FakeDiagnoser:
         self.calls.append(("inputs", case.id))
         return FakeReport(case, "inputs")
 
-    def run(self, case, seed_offset: int = 0):
-        self.calls.append(("run", case.id))
+    def run(self, case, seed_offset: int = 0, repair: bool = False):
+        self.calls.append(("repair" if repair else "run", case.id))
         self.progress.phase("sampling", total=self.steps)
         for step in range(self.steps):
             self.progress.update(step)

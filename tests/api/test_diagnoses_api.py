@@ -281,3 +281,15 @@ def test_a_failure_is_a_500_problem_that_tells_nothing_of_it(make_client, monkey
     assert body == {"type": "about:blank", "title": "internal error", "status": 500,
                     "detail": "the service failed; see its log"}
     assert "secret" not in response.text and "RuntimeError" not in response.text
+
+
+def test_repair_is_a_run_with_repairs_and_needs_mode_run(make_client):
+    client, app = make_client()
+    queued = client.post("/v1/diagnoses?repair=true", json=small_case("to-repair"))
+    assert queued.status_code == 202, queued.text
+    assert client.get(queued.json()["links"]["self"]).json()["mode"] == "repair"
+    plain = client.post("/v1/diagnoses", json=small_case("to-repair"))
+    assert plain.json()["id"] != queued.json()["id"]  # a repair and a plain run are different requests
+    refused = client.post("/v1/diagnoses?repair=true&mode=inputs", json=small_case("to-repair"))
+    assert_problem(refused, 400, "repair")
+    assert app.state.service.queue.items == [queued.json()["id"], plain.json()["id"]]

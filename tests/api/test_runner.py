@@ -47,6 +47,15 @@ def test_runs_once_and_a_second_delivery_is_skipped(env):
     assert _findings(db, diagnosis_id) == 1
 
 
+def test_a_repair_request_runs_the_pipeline_with_repairs(env):
+    db, _, service = env
+    diagnoser = FakeDiagnoser()
+    diagnosis_id = service.submit(small_case(), mode="repair").view["id"]
+    _runner(db, diagnoser).execute(diagnosis_id)
+    assert diagnoser.calls == [("repair", "small")]
+    assert service.get(diagnosis_id)["mode"] == "repair"
+
+
 def test_a_claim_left_by_a_dead_worker_is_taken_over(env):
     db, _, service = env
     diagnosis_id = service.submit(small_case()).view["id"]

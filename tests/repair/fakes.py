@@ -9,31 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from diagnose.case import Case, Document, SamplingSpec
 from diagnose.inputs import InputSettings, analyze_inputs
 from diagnose.prompt import build_messages
 from diagnose.sampling.fake import FakeBackend
 from diagnose.sampling.stage import run_sampling
 from diagnose.triage import TriageContext, TriageThresholds, triage
+from tests.fakes import WordEmbedder
 
 VOCAB = ["<eos>", "<unk>", "1937", "1952"]
 YEARS = (2, 3)
-
-
-class WordEmbedder:
-    """Deterministic bag of words: each word is a fixed random vector; rows are unit length."""
-
-    name = "words"
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 32), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().split():
-                out[i] += np.random.default_rng(sum(map(ord, word)) * 7919 + len(word)).standard_normal(32)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
 
 
 def follows_the_documents(history: list[int]) -> list[float]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import time
 
-import numpy as np
 
 from diagnose.case import Case, Document, MustIncludeConstraint, RegexConstraint, SamplingSpec
 from diagnose.inputs import InputSettings, analyze_inputs
@@ -14,22 +13,11 @@ from diagnose.sampling.fake import FakeBackend
 from diagnose.sampling.stage import run_sampling
 from diagnose.triage import RULES, TriageContext, TriageThresholds, triage
 from diagnose.triage import sampling_rules
+from tests.fakes import WordEmbedder
 
 HOSTILE = r"^(\w|\w)+$"  # exponential on a long word that ends in punctuation, in re and in regex alike
 WORD = "TheanswerisinBrokenBow1937abc!"
 VOCAB = ["<eos>", "<unk>", WORD, "yes", "bow"]
-
-
-class WordEmbedder:
-    name = "words"
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 8), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().split():
-                out[i] += np.random.default_rng(sum(map(ord, word))).standard_normal(8)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
 
 
 def _says_the_word(history: list[int]) -> list[float]:

@@ -11,22 +11,9 @@ from diagnose.inputs.layout import fit_projection, project_2d
 from diagnose.sampling.engine import decode_rows, rows_for
 from diagnose.sampling.fake import FakeBackend
 from diagnose.sampling.stage import measure_run, sample_positions
+from tests.fakes import WordEmbedder
 
 VOCAB = ["<eos>", "<unk>", "paris", "is", "the", "capital", "lyon"]
-
-
-class WordEmbedder:
-    """Deterministic bag of words: each word is a fixed random vector; rows are unit length."""
-
-    name = "words"
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 32), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().split():
-                out[i] += np.random.default_rng(sum(map(ord, word)) * 7919 + len(word)).standard_normal(32)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
 
 
 def _says(words: list[str], prompt_len: int):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
 from diagnose.case import Case, Document, SamplingSpec
 from diagnose.inputs import InputSettings, analyze_inputs
@@ -13,20 +12,9 @@ from diagnose.sampling.fake import FakeBackend
 from diagnose.sampling.settings import SamplingSettings
 from diagnose.sampling.stage import measure_run, run_sampling
 from diagnose.settings import Settings
+from tests.fakes import WordEmbedder
 
 VOCAB = ["<eos>", "<unk>", "alpha", "beta"]
-
-
-class WordEmbedder:
-    name = "words"
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 8), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().split():
-                out[i] += np.random.default_rng(sum(map(ord, word))).standard_normal(8)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
 
 
 def _tied_then_stop(history: list[int]) -> list[float]:
