@@ -43,6 +43,8 @@ class Conflict(msgspec.Struct, kw_only=True):
     pairs: list[ConflictPair] = []
     features: dict[str, float] = {}
     """Extension: what the score was computed from (``diagnose.inputs.conflict.FEATURES``)."""
+    threshold: float | None = None
+    """Extension: the score at or above which ``detected`` is true (``Settings.inputs.conflict_threshold``)."""
 
 
 class DocumentView(msgspec.Struct, kw_only=True):

@@ -207,7 +207,8 @@ def _conflict(texts, ids, emb, members, found, copies, yes_no, readings, setting
     features = _features(emb, members, found, copies, yes_no, readings, split, share, settings)
     score = round(cf.conflict_score(features, settings.conflict_weights), 4)
     return Conflict(detected=score >= settings.conflict_threshold, score=score, pairs=pairs,
-                    features={k: round(v, 4) for k, v in features.items()})
+                    features={k: round(v, 4) for k, v in features.items()},
+                    threshold=settings.conflict_threshold)
 
 
 def _features(emb, members, found, copies, yes_no, readings, split, share, settings) -> dict[str, float]:

@@ -14,6 +14,7 @@ def competing_centers(ctx: TriageContext) -> Flag | None:
         "warn",
         {
             "conflict_score": round(conflict.score, 3),
+            "thresholds": {"conflict_score": conflict.threshold},
             "centers": [
                 {"id": c.id, "label": c.label, "mass": round(c.mass, 3), "documents": c.documents}
                 for c in centers

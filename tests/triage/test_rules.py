@@ -73,10 +73,12 @@ def test_competing_centers_fires_on_detected_conflict() -> None:
                GravityCenter(id="c2", documents=["d1", "d2"], mass=0.3333, label="2010")]
     pair = ConflictPair(a="d0", b="d1", kind="value_mismatch", evidence="'1990' vs '2010'")
     ctx = make_ctx(inputs=make_inputs(gravity_centers=centers,
-                                      conflict=Conflict(detected=True, score=0.87649, pairs=[pair])))
+                                      conflict=Conflict(detected=True, score=0.87649, pairs=[pair],
+                                                        threshold=0.6)))
     flag = input_rules.competing_centers(ctx)
     assert flag is not None and flag.severity == "warn"
     assert flag.evidence["conflict_score"] == 0.876
+    assert flag.evidence["thresholds"] == {"conflict_score": 0.6}
     assert [c["id"] for c in flag.evidence["centers"]] == ["c1", "c2"]
     assert flag.evidence["centers"][0]["mass"] == 0.667
     assert flag.evidence["centers"][1]["documents"] == ["d1", "d2"]
