@@ -7,8 +7,7 @@ Public Python API (contract section 5)::
 
 from __future__ import annotations
 
-from typing import Any
-
+from diagnose._lazy import lazy_attributes
 from diagnose.case import Case, Document, SamplingSpec, case_from_dict
 from diagnose.errors import CaseError, DiagnoseError, ModelError
 from diagnose.report import Report
@@ -38,10 +37,5 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    # The pipeline pulls in torch; load it only when asked for.
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'diagnose' has no attribute {name!r}")
+# The pipeline pulls in torch; load it only when asked for.
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)

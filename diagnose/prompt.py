@@ -130,9 +130,7 @@ class PromptSize:
                 return field
         if repeating:
             return repeating[0]
-        parts = {"documents": self.block, "question": self.question, "template": self.template_literal,
-                 "system": self.system}
-        return max(parts, key=parts.__getitem__)
+        return max(_PARTS, key=lambda part: _part(self, part))
 
 
 def prompt_size(case: Case) -> PromptSize:
@@ -173,6 +171,10 @@ def check_prompt_size(case: Case, max_chars: int = MAX_PROMPT_CHARS) -> PromptSi
         how = f"the {field.replace('documents', 'document block')} alone is {_part(size, field):,} characters"
     raise CaseError(field, f"{how}: the prompt would be {size.chars:,} characters; "
                            f"at most {max_chars:,} are accepted")
+
+
+_PARTS = ("documents", "question", "template", "system")
+"""The parts of a prompt :meth:`PromptSize.culprit` can name, in the order ties are broken."""
 
 
 def _part(size: PromptSize, field: str) -> int:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from diagnose.cli import _run, cli
+from tests.cli.invoke import invoke
 
 GOOD = """
 id: ok-case
@@ -15,9 +15,6 @@ documents:
   - {id: d1, text: "It happened in 1999."}
 """
 
-
-def invoke(args: list[str]) -> int:
-    return _run(lambda: cli.main(args=args, prog_name="diagnose", standalone_mode=False), False)
 
 
 @pytest.mark.parametrize(

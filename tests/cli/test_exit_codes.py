@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 import diagnose.cli as cli_module
-from diagnose.cli import _run, cli, verdict_exit
+from diagnose.cli import verdict_exit
 from diagnose.errors import EXIT_GATE, EXIT_INTERNAL, EXIT_USAGE, SettingError
 from diagnose.report import Conflict, InputReport, Report
 from diagnose.settings import Settings
+from tests.cli.invoke import invoke
 
 CASE = """
 id: exit-codes
@@ -23,9 +24,6 @@ documents:
   - {id: d1, text: "It happened in 1999."}
 """
 
-
-def invoke(args: list[str]) -> int:
-    return _run(lambda: cli.main(args=args, prog_name="diagnose", standalone_mode=False), False)
 
 
 def report_with(verdict: str) -> Report:

@@ -5,6 +5,8 @@ own CSP (a violation is a console error) from this site's scripts and stylesheet
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 
 from api.app import create_app
@@ -14,6 +16,21 @@ from tests.pages.live import served
 from tests.pages.test_browser import SCREENSHOTS, VIEWPORT, browser  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.browser]
+
+
+@contextmanager
+def _watched_page(chromium):
+    """A fresh page, and every request URL and console or page error it meets while in use."""
+    context = chromium.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    requests, errors = [], []
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        yield page, requests, errors
+    finally:
+        context.close()
 
 
 @pytest.fixture(scope="module")
@@ -27,12 +44,7 @@ def keyed_site(tmp_path_factory):
 
 def test_sign_in_with_a_key_then_read_the_pages(browser, keyed_site):  # noqa: F811
     base, key = keyed_site
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    requests, errors = [], []
-    page.on("request", lambda request: requests.append(request.url))
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    try:
+    with _watched_page(browser) as (page, requests, errors):
         page.goto(base + "/library", wait_until="load")
         assert page.url == base + "/login?next=%2Flibrary"
         page.fill("#key", "rdk_not-a-key")
@@ -48,19 +60,11 @@ def test_sign_in_with_a_key_then_read_the_pages(browser, keyed_site):  # noqa: F
         page.screenshot(path=str(SCREENSHOTS / "library-after-login.png"), full_page=True)
         assert errors == []  # a CSP violation (e.g. a blocked form post) is a console error
         assert all(url.startswith(base + "/") for url in requests), requests
-    finally:
-        context.close()
 
 
 def test_the_docs_page_renders_under_its_csp_after_signing_in(browser, keyed_site):  # noqa: F811
     base, key = keyed_site
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    requests, errors = [], []
-    page.on("request", lambda request: requests.append(request.url))
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
+    with _watched_page(browser) as (page, requests, errors):
         page.goto(base + "/schema", wait_until="load")
         assert page.url == base + "/login?next=%2Fschema"
         page.fill("#key", key)
@@ -76,5 +80,3 @@ def test_the_docs_page_renders_under_its_csp_after_signing_in(browser, keyed_sit
         assert errors == []
         assert all(url.startswith(base + "/") for url in requests), requests
         assert base + "/schema/openapi.json" in requests
-    finally:
-        context.close()
