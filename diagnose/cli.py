@@ -248,9 +248,14 @@ def bench() -> None:
 @click.option("--random-model", type=click.Choice(["tiny", "1b"]), help="Instead of the case's model, a seeded random-initialised Llama of this shape (for GPU hosts without model weights).")
 def bench_sampling(case_path: Path | None, seeds: int, temperatures: list[float], max_new_tokens: int,
                    random_model: str | None) -> None:
-    """Shared-prefix batched engine vs HF generate(num_return_sequences=seeds) per temperature.
+    """The shared-prefix engine against HF generate (plain, and with one shared
+    prefill) and llama.cpp on the same GGUF (when llama-cpp-python is installed),
+    beside the machine's roofline for the job.
 
-    Ends with one line: BENCH speedup_vs_hf=X samples_per_s=Y peak_rss_mb=Z seeds_reproducible=...
+    Prints one table (prefill s, decode s, total s, samples/s, peak RSS, measured
+    / floor) and ends with one line: BENCH speedup_vs_hf=X samples_per_s=Y
+    peak_rss_mb=Z seeds_reproducible=true|false speedup_vs_hf_shared_prefill=X
+    speedup_vs_llamacpp=X|skipped decode_vs_floor=X
     """
     import msgspec
 

@@ -17,3 +17,13 @@ class WordEmbedder:
                 out[i] += np.random.default_rng(sum(map(ord, word)) * 7919 + len(word)).standard_normal(32)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
+
+
+class SizedTokenizer:
+    """The few tokenizer facts a random-initialised model and the bench read (300 ids; no text)."""
+
+    bos_token_id, eos_token_id, pad_token_id = 1, 2, None
+    chat_template = None
+
+    def __len__(self) -> int:
+        return 300

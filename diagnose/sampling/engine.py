@@ -25,7 +25,7 @@ import torch
 from diagnose.case import SamplingSpec
 from diagnose.sampling.backend import Backend
 from diagnose.sampling.metrics import StepRecord, entropy_nats
-from diagnose.sampling.processors import build_pipeline
+from diagnose.sampling.processors import SeenTokens, build_pipeline
 
 StepCallback = Callable[[int, int], None]
 """Called after each position with (position, rows still decoding)."""
@@ -62,6 +62,8 @@ class DecodeStats:
     forward_passes: int = 0
     row_steps: int = 0
     """Sum over steps of the rows still decoding: the work actually done."""
+    rows_per_pass: list[int] = field(default_factory=list)
+    """Rows advanced by each forward pass after the prefill, in order."""
 
 
 def rows_for(spec: SamplingSpec, seed_offset: int = 0) -> list[Row]:
@@ -92,19 +94,17 @@ def decode_rows(
         t: build_pipeline(t, spec.top_k, spec.top_p, spec.repetition_penalty)
         for t in sorted({row.temperature for row in rows})
     }
-    # Temperature applied last (llama.cpp, Ollama) leaves the candidate set of
-    # truncating the untempered logits; compared at every step of sampled rows.
-    truncates = spec.top_k > 0 or spec.top_p < 1.0
-    temperature_last = build_pipeline(1.0, spec.top_k, spec.top_p, spec.repetition_penalty)
     generators = [torch.Generator().manual_seed(row.generator_seed) for row in rows]
-    prompt = torch.tensor(list(prompt_ids), dtype=torch.long)
-    needs_history = spec.repetition_penalty != 1.0
 
     started = time.perf_counter()
     session, logits = backend.start(prompt_ids, len(rows))
     stats.prefill_seconds += time.perf_counter() - started
     started = time.perf_counter()
+    # The repetition penalty reads every id seen so far: one running mask, not a rebuilt set.
+    seen = SeenTokens(prompt_ids, len(rows), logits.shape[-1]) if spec.repetition_penalty != 1.0 else None
+    no_history = torch.empty((len(rows), 0), dtype=torch.long)
     live = list(range(len(rows)))  # trace index of each batch position
+    groups = {t: [p for p, i in enumerate(live) if rows[i].temperature == t] for t in pipelines}
     for position in range(spec.max_new_tokens):
         raw_logprobs = torch.log_softmax(logits, dim=-1)
         raw_entropy = -(raw_logprobs.exp() * raw_logprobs).nan_to_num().sum(dim=-1)
@@ -113,31 +113,39 @@ def decode_rows(
         entropies = torch.empty(len(live))
         order_differs = torch.zeros(len(live), dtype=torch.bool)
         for temperature, pipeline in pipelines.items():
-            batch_pos = [p for p, i in enumerate(live) if rows[i].temperature == temperature]
+            batch_pos = groups[temperature]
             if not batch_pos:
                 continue
-            history = _history(prompt, [traces[live[p]].tokens for p in batch_pos], needs_history)
-            processed = pipeline(history, logits[batch_pos])
+            history = seen.mask[batch_pos] if seen is not None else no_history[batch_pos]
+            # Temperature applied last (llama.cpp, Ollama) can keep another candidate set:
+            # compared at every step of sampled rows, where the order can matter.
+            processed, other = pipeline.process(history, logits[batch_pos], compare_temperature_last=True)
             entropies[batch_pos] = entropy_nats(processed)
             chosen[batch_pos] = pipeline.sample(processed, [generators[live[p]] for p in batch_pos])
-            if truncates and not pipeline.greedy and temperature != 1.0:
-                other = torch.isfinite(temperature_last(history, logits[batch_pos]))
+            if other is not None:
                 order_differs[batch_pos] = (other != torch.isfinite(processed)).any(dim=-1)
+        if seen is not None:
+            seen.add(chosen)
 
+        # One conversion per step, not one per row and field.
+        tokens = chosen.tolist()
+        logprobs = raw_logprobs.gather(1, chosen.unsqueeze(1)).squeeze(1).tolist()
+        top2_ids, top2_probs = top2.indices.tolist(), top2.values.exp().tolist()
+        step_entropies, step_raw_entropies, differs = entropies.tolist(), raw_entropy.tolist(), order_differs.tolist()
         still: list[int] = []
         stats.row_steps += len(live)
         for p, i in enumerate(live):
-            token = int(chosen[p])
+            token = tokens[p]
             trace = traces[i]
             trace.steps.append(
                 StepRecord(
                     token=token,
-                    raw_logprob=float(raw_logprobs[p, token]),
-                    entropy=float(entropies[p]),
-                    top2_tokens=(int(top2.indices[p, 0]), int(top2.indices[p, 1])),
-                    top2_probs=(float(top2.values[p, 0].exp()), float(top2.values[p, 1].exp())),
-                    raw_entropy=float(raw_entropy[p]),
-                    temperature_last_differs=bool(order_differs[p]),
+                    raw_logprob=logprobs[p],
+                    entropy=step_entropies[p],
+                    top2_tokens=(top2_ids[p][0], top2_ids[p][1]),
+                    top2_probs=(top2_probs[p][0], top2_probs[p][1]),
+                    raw_entropy=step_raw_entropies[p],
+                    temperature_last_differs=differs[p],
                 )
             )
             if token in backend.eos_token_ids:
@@ -153,16 +161,13 @@ def decode_rows(
         if len(still) < len(live):
             keep = torch.tensor(still, dtype=torch.long)
             session.keep(keep)
+            if seen is not None:
+                seen.keep(keep)
             chosen = chosen[keep]
             live = [live[p] for p in still]
+            groups = {t: [p for p, i in enumerate(live) if rows[i].temperature == t] for t in pipelines}
+        stats.rows_per_pass.append(len(live))
         logits = session.advance(chosen)
     stats.decode_seconds += time.perf_counter() - started
     return traces
 
-
-def _history(prompt: torch.Tensor, generated: list[list[int]], needed: bool) -> torch.Tensor:
-    """Token ids seen so far per row (LongTensor[B, L]); empty columns when no processor reads them."""
-    if not needed:
-        return torch.empty((len(generated), 0), dtype=torch.long)
-    rows = [torch.cat([prompt, torch.tensor(g, dtype=torch.long)]) for g in generated]
-    return torch.stack(rows)

@@ -1,6 +1,8 @@
 """The logits pipeline: small processors with one call shape, in one fixed order.
 
-Every processor is ``(ids: LongTensor[B, L], logits: FloatTensor[B, V]) -> FloatTensor[B, V]``.
+Every processor is ``(ids: LongTensor[B, L], logits: FloatTensor[B, V]) -> FloatTensor[B, V]``;
+``ids`` may instead be the running seen-token mask ``BoolTensor[B, V]`` that
+:class:`SeenTokens` keeps while decoding (only the repetition penalty reads it).
 It checks its one parameter in ``__init__`` (raising :class:`CaseError` that names the
 case field) and never edits its input: it returns a new tensor. Removed tokens are
 ``-inf``. :func:`build_pipeline` is the only place that decides which processors run
@@ -28,6 +30,7 @@ __all__ = [
     "LogitsProcessor",
     "Pipeline",
     "RepetitionPenalty",
+    "SeenTokens",
     "Temperature",
     "TopK",
     "TopP",
@@ -54,12 +57,37 @@ def _finite_number(field: str, value: object) -> float:
     return float(value)
 
 
+class SeenTokens:
+    """Which ids each row has seen (prompt + generated so far), kept up to date as rows decode.
+
+    The repetition penalty needs that set at every step. Rebuilding it from the
+    ids costs ``O(B * (P + t))`` per step for a prompt of ``P`` tokens; this mask
+    is built once from the prompt and then costs ``O(B)`` per step.
+    """
+
+    def __init__(self, prompt_ids: Sequence[int], rows: int, vocab: int) -> None:
+        first = torch.zeros(vocab, dtype=torch.bool)
+        prompt = torch.tensor(list(prompt_ids), dtype=torch.long)
+        first[prompt[(prompt >= 0) & (prompt < vocab)]] = True
+        self.mask = first.repeat(rows, 1)
+        """BoolTensor[B, V]: True where row ``b`` has seen id ``v``."""
+
+    def add(self, tokens: Tensor) -> None:
+        """Each row saw one more token (LongTensor[B])."""
+        self.mask[torch.arange(tokens.shape[0]), tokens] = True
+
+    def keep(self, rows: Tensor) -> None:
+        """Keep only these rows (LongTensor[B']), in this order."""
+        self.mask = self.mask[rows]
+
+
 class RepetitionPenalty(LogitsProcessor):
     """Hugging Face repetition penalty over every id in ``ids`` (prompt + generated).
 
     Each distinct id is penalised once, however often it occurs: a negative logit is
     multiplied by the penalty, a non-negative one divided by it. Negative ids are
-    treated as padding and ignored. 1.0 changes nothing.
+    treated as padding and ignored. 1.0 changes nothing. ``ids`` may also be a
+    seen-token mask ``BoolTensor[B, V]`` (:class:`SeenTokens`).
     """
 
     field = "sampling.repetition_penalty"
@@ -74,11 +102,14 @@ class RepetitionPenalty(LogitsProcessor):
         batch, vocab = logits.shape
         if ids.numel() == 0:
             return logits.clone()
-        # One spare column collects padding (negative ids), then is dropped.
-        index = torch.where(ids >= 0, ids, torch.full_like(ids, vocab)).long()
-        seen = torch.zeros(batch, vocab + 1, dtype=torch.bool, device=logits.device)
-        seen.scatter_(1, index, True)
-        seen = seen[:, :vocab]
+        if ids.dtype == torch.bool:
+            seen = ids
+        else:
+            # One spare column collects padding (negative ids), then is dropped.
+            index = torch.where(ids >= 0, ids, torch.full_like(ids, vocab)).long()
+            seen = torch.zeros(batch, vocab + 1, dtype=torch.bool, device=logits.device)
+            seen.scatter_(1, index, True)
+            seen = seen[:, :vocab]
         penalised = torch.where(logits < 0, logits * self.penalty, logits / self.penalty)
         return torch.where(seen, penalised, logits)
 
@@ -183,15 +214,38 @@ class Pipeline:
         Greedy: every entry is ``-inf`` except each row's argmax after the penalties,
         which keeps its (penalised) logit, so the processed distribution is one-hot.
         """
+        return self.process(ids, logits)[0]
+
+    @property
+    def order_matters(self) -> bool:
+        """Whether applying the temperature last (llama.cpp, Ollama) can keep other tokens.
+
+        Only top-p reads the temperature: top-k keeps the same tokens whatever
+        monotone scale the logits have.
+        """
+        kinds = {type(p) for p in self.processors}
+        return Temperature in kinds and TopP in kinds
+
+    def process(self, ids: Tensor, logits: Tensor, compare_temperature_last: bool = False) -> tuple[Tensor, Tensor | None]:
+        """Processed logits, and, when asked and :attr:`order_matters`, the kept tokens had the
+        temperature come last (``BoolTensor[B, V]``; otherwise None).
+
+        Temperature last keeps top-k's tokens (the same set) and runs top-p on their
+        untempered logits: the top-k survivors multiplied back by the temperature.
+        """
         out = logits.to(torch.float32)
         if out is logits:
             out = logits.clone()
+        other = None
         for processor in self.processors:
+            if isinstance(processor, TopP) and compare_temperature_last and self.order_matters:
+                temperature = next(p for p in self.processors if isinstance(p, Temperature)).temperature
+                other = torch.isfinite(processor(ids, out * temperature))
             out = processor(ids, out)
         if self.greedy:
             top = out.argmax(dim=-1, keepdim=True)
             out = torch.full_like(out, float("-inf")).scatter(-1, top, out.gather(-1, top))
-        return out
+        return out, other
 
     def sample(self, processed: Tensor, generators: Sequence[torch.Generator]) -> Tensor:
         """Draw one token per row of ``processed`` ``[B, V]``; returns ``LongTensor[B]``.

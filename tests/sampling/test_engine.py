@@ -127,3 +127,27 @@ def test_raw_entropy_is_recorded_per_step():
     raw = torch.softmax(torch.tensor(_logits(PROMPT)), dim=-1)
     expected = -sum(float(p) * math.log(float(p)) for p in raw if p > 0)
     assert step.raw_entropy == pytest.approx(expected, abs=1e-5)
+
+
+def test_repetition_penalty_reads_prompt_and_generated_ids_each_step():
+    """The running seen-token mask gives the tokens a per-step rebuild from the ids would."""
+    from diagnose.sampling.processors import build_pipeline
+
+    spec = SamplingSpec(seeds=3, temperatures=[0.0, 0.9], max_new_tokens=8, top_k=0, top_p=1.0,
+                        repetition_penalty=3.0)
+    flat = lambda history: [-20.0, -20.0, 1.0, 0.95, 0.9, 0.85]  # noqa: E731 - never ends: budget-bound
+    traces = decode_rows(FakeBackend(VOCAB, flat), PROMPT, rows_for(spec), spec)
+    for trace in traces:
+        pipeline = build_pipeline(trace.row.temperature, 0, 1.0, 3.0)
+        generator = torch.Generator().manual_seed(trace.row.generator_seed)
+        history, expected = list(PROMPT), []
+        for _ in range(spec.max_new_tokens):
+            processed = pipeline(torch.tensor([history]), torch.tensor([flat(history)]))
+            token = int(pipeline.sample(processed, [generator])[0])
+            expected.append(token)
+            history.append(token)
+        assert trace.tokens == expected
+    greedy = [t.tokens for t in traces if t.row.temperature == 0.0][0]
+    # By hand: a, b (ids 2, 3) are in the prompt, so 1.0/3 and 0.95/3; c (0.9) wins, then d
+    # (0.85); then everything is penalised once and a (1.0/3) wins, again and again.
+    assert greedy[:4] == [4, 5, 2, 2]

@@ -13,6 +13,7 @@ from diagnose.sampling.processors import (
     GREEDY_EPSILON,
     Pipeline,
     RepetitionPenalty,
+    SeenTokens,
     Temperature,
     TopK,
     TopP,
@@ -286,3 +287,56 @@ def test_pipeline_is_frozen():
     pipeline = Pipeline(processors=(), greedy=False)
     with pytest.raises(AttributeError):
         pipeline.greedy = True  # type: ignore[misc]
+
+
+# --- the running seen-token mask ---------------------------------------------------
+
+
+def test_seen_mask_penalises_exactly_as_the_ids_do():
+    gen = torch.Generator().manual_seed(3)
+    prompt = [4, 4, 9, 0]
+    seen = SeenTokens(prompt, rows=3, vocab=12)
+    histories = [list(prompt) for _ in range(3)]
+    penalty = RepetitionPenalty(1.7)
+    for _ in range(5):
+        logits = torch.randn(3, 12, generator=gen) * 3
+        by_ids = penalty(torch.tensor(histories), logits)
+        assert torch.equal(penalty(seen.mask, logits), by_ids)
+        step = torch.randint(0, 12, (3,), generator=gen)
+        seen.add(step)
+        for history, token in zip(histories, step.tolist()):
+            history.append(token)
+    seen.keep(torch.tensor([2, 0]))
+    histories = [histories[2], histories[0]]
+    logits = torch.randn(2, 12, generator=gen)
+    assert torch.equal(penalty(seen.mask, logits), penalty(torch.tensor(histories), logits))
+
+
+def test_seen_mask_starts_from_the_prompt_for_every_row():
+    seen = SeenTokens([1, 3, 3], rows=2, vocab=5)
+    assert seen.mask.tolist() == [[False, True, False, True, False]] * 2
+    seen.add(torch.tensor([0, 4]))
+    assert seen.mask.tolist() == [[True, True, False, True, False], [False, True, False, True, True]]
+
+
+# --- temperature last (llama.cpp, Ollama) -------------------------------------------
+
+
+def test_order_matters_only_with_a_temperature_and_top_p():
+    assert build_pipeline(0.7, 50, 0.9, 1.0).order_matters
+    assert not build_pipeline(0.7, 50, 1.0, 1.0).order_matters  # top-k keeps the same set at any scale
+    assert not build_pipeline(1.0, 50, 0.9, 1.0).order_matters
+    assert not build_pipeline(0.0, 50, 0.9, 1.0).order_matters
+
+
+@pytest.mark.parametrize(("temperature", "top_k", "top_p"), [(0.4, 0, 0.6), (1.6, 5, 0.8), (0.7, 3, 0.95)])
+def test_temperature_last_kept_set_is_top_p_on_the_untempered_logits(temperature, top_k, top_p):
+    gen = torch.Generator().manual_seed(5)
+    logits = torch.randn(6, 20, generator=gen) * 2
+    ids = torch.empty(6, 0, dtype=torch.long)
+    processed, other = build_pipeline(temperature, top_k, top_p, 1.0).process(ids, logits, compare_temperature_last=True)
+    # The llama.cpp order by hand: top-k, then top-p, on the untempered logits.
+    expected = build_pipeline(1.0, top_k, top_p, 1.0)(ids, logits)
+    assert torch.equal(other, torch.isfinite(expected))
+    assert torch.equal(processed, build_pipeline(temperature, top_k, top_p, 1.0)(ids, logits))
+    assert build_pipeline(temperature, top_k, 1.0, 1.0).process(ids, logits, compare_temperature_last=True)[1] is None

@@ -8,16 +8,8 @@ import torch
 from diagnose.case import SamplingSpec
 from diagnose.sampling.engine import decode_rows, rows_for
 from diagnose.sampling.random_model import random_backend
+from tests.fakes import SizedTokenizer
 
-
-class _Tokenizer:
-    """The three things random_backend reads from a tokenizer."""
-
-    bos_token_id, eos_token_id = 1, 2
-    chat_template = None
-
-    def __len__(self) -> int:
-        return 300
 
 
 def _spec() -> SamplingSpec:
@@ -25,7 +17,7 @@ def _spec() -> SamplingSpec:
 
 
 def _check_engine(device: str, dtype: torch.dtype) -> None:
-    backend = random_backend("tiny", _Tokenizer(), device, dtype, seed=7)
+    backend = random_backend("tiny", SizedTokenizer(), device, dtype, seed=7)
     assert backend.shared_prefix and backend.identity["format"] == "random-init"
     prompt = list(range(3, 40))
     spec = _spec()
@@ -39,12 +31,12 @@ def _check_engine(device: str, dtype: torch.dtype) -> None:
 
 
 def test_seeded_random_weights_are_reproducible():
-    a = random_backend("tiny", _Tokenizer(), "cpu", torch.float32, seed=7)
-    b = random_backend("tiny", _Tokenizer(), "cpu", torch.float32, seed=7)
+    a = random_backend("tiny", SizedTokenizer(), "cpu", torch.float32, seed=7)
+    b = random_backend("tiny", SizedTokenizer(), "cpu", torch.float32, seed=7)
     for (name, x), (_, y) in zip(a.model.state_dict().items(), b.model.state_dict().items()):
         assert torch.equal(x, y), name
     with pytest.raises(ValueError, match="preset"):
-        random_backend("huge", _Tokenizer(), "cpu", torch.float32)
+        random_backend("huge", SizedTokenizer(), "cpu", torch.float32)
 
 
 def test_engine_on_a_random_model_cpu():
