@@ -245,9 +245,10 @@ def bench() -> None:
 @click.option("--seeds", type=click.IntRange(1, 256), default=16, show_default=True, help="Samples per temperature.")
 @click.option("--temperatures", type=CommaFloats(), default="0.5,0.8,1.2", show_default=True, help="Comma-separated, each above 0.")
 @click.option("--max-new-tokens", type=click.IntRange(1, 4096), default=64, show_default=True)
+@click.option("--model", "model_name", help="Benchmark this model instead of the case's: default, a local .gguf file or a Hugging Face model directory (with --random-model, only its tokenizer is used).")
 @click.option("--random-model", type=click.Choice(["tiny", "1b"]), help="Instead of the case's model, a seeded random-initialised Llama of this shape (for GPU hosts without model weights).")
 def bench_sampling(case_path: Path | None, seeds: int, temperatures: list[float], max_new_tokens: int,
-                   random_model: str | None) -> None:
+                   model_name: str | None, random_model: str | None) -> None:
     """The shared-prefix engine against HF generate (plain, and with one shared
     prefill) and llama.cpp on the same GGUF (when llama-cpp-python is installed),
     beside the machine's roofline for the job.
@@ -273,6 +274,14 @@ def bench_sampling(case_path: Path | None, seeds: int, temperatures: list[float]
                                  param_hint="'--temperatures'")
     data = msgspec.to_builtins(load_case(case_path) if case_path else builtin_case())
     data["sampling"].update(seeds=seeds, temperatures=temps, max_new_tokens=max_new_tokens)
+    if model_name is not None:
+        from diagnose.models import resolve_generator
+
+        try:
+            resolve_generator(model_name)
+        except CaseError as exc:
+            raise UsageError(f"--model: {exc.reason} (got {model_name!r})") from None
+        data["model"] = model_name
     try:
         case = case_from_dict(data)  # validated again: temperatures stay in range
     except CaseError as exc:

@@ -20,7 +20,7 @@ import time
 
 import torch
 
-from diagnose.bench.measure import Phase, peak_rss
+from diagnose.bench.measure import Phase, device_peak, peak_rss
 from diagnose.case import SamplingSpec
 from diagnose.sampling.backend import TransformersBackend
 
@@ -49,14 +49,14 @@ def plain_generate(backend: TransformersBackend, prompt_ids: list[int], spec: Sa
     ids = torch.tensor([prompt_ids], device=backend.device)
     pad = _pad_id(backend)
     tokens = 0
-    with backend.plain_attention(), peak_rss() as peak, torch.inference_mode():
+    with backend.plain_attention(), peak_rss(backend.device) as peak, torch.inference_mode():
         started = time.perf_counter()
         for temperature in spec.temperatures:
             out = _sample(backend.model, ids, spec, temperature, pad, num_return_sequences=spec.seeds)
             tokens += _generated_tokens(out, ids.shape[1], pad)
         seconds = time.perf_counter() - started
     name = f"HF generate x{len(spec.temperatures)} (n={spec.seeds})"
-    return Phase(name, seconds, spec.seeds * len(spec.temperatures), tokens, peak[0])
+    return Phase(name, seconds, spec.seeds * len(spec.temperatures), tokens, peak[0], peak_device_mb=device_peak(peak))
 
 
 def shared_prefill_generate(backend: TransformersBackend, prompt_ids: list[int], spec: SamplingSpec) -> Phase:
@@ -68,7 +68,7 @@ def shared_prefill_generate(backend: TransformersBackend, prompt_ids: list[int],
     rows = ids.expand(spec.seeds, -1)
     pad = _pad_id(backend)
     tokens = 0
-    with backend.plain_attention(), peak_rss() as peak, torch.inference_mode():
+    with backend.plain_attention(), peak_rss(backend.device) as peak, torch.inference_mode():
         started = time.perf_counter()
         prefix = DynamicCache(config=model.config)
         model(input_ids=ids[:, :-1], cache=prefix, use_cache=True, logits_to_keep=1)
@@ -82,4 +82,4 @@ def shared_prefill_generate(backend: TransformersBackend, prompt_ids: list[int],
         seconds = time.perf_counter() - started
     name = f"HF shared prefill, generate x{len(spec.temperatures)}"
     return Phase(name, seconds, spec.seeds * len(spec.temperatures), tokens, peak[0],
-                 prefill_seconds=prefill, decode_seconds=seconds - prefill)
+                 prefill_seconds=prefill, decode_seconds=seconds - prefill, peak_device_mb=device_peak(peak))

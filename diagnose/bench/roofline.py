@@ -98,39 +98,44 @@ class Machine:
     bandwidth_bytes_per_s: float
     dtype: str
     threads: int
+    device: str = "cpu"
 
     def describe(self) -> str:
+        where = f"{self.threads} threads" if self.device == "cpu" else self.device
         return (
             f"machine: matmul {self.matmul_flops_per_s / 1e9:.1f} GFLOP/s ({self.dtype}, "
-            f"{self.threads} threads, best of the model's layer shapes), "
+            f"{where}, best of the model's layer shapes), "
             f"read bandwidth {self.bandwidth_bytes_per_s / 1e9:.1f} GB/s"
         )
 
 
-def _best_seconds(work, repeats: int) -> float:
-    work()  # warm-up: first calls pay for allocation and kernel selection
-    best = float("inf")
-    for _ in range(repeats):
+def _best_seconds(work, repeats: int, device: str) -> float:
+    def timed() -> float:
         started = time.perf_counter()
         work()
-        best = min(best, time.perf_counter() - started)
-    return best
+        if device.startswith("cuda"):
+            torch.cuda.synchronize(device)
+        return time.perf_counter() - started
+
+    timed()  # warm-up: first calls pay for allocation and kernel selection
+    return min(timed() for _ in range(repeats))
 
 
-def measure_machine(shape: ModelShape, dtype: torch.dtype, tokens: int, repeats: int = 3) -> Machine:
+def measure_machine(shape: ModelShape, dtype: torch.dtype, tokens: int, repeats: int = 3, device: str = "cpu") -> Machine:
     """Best matmul throughput over the model's layer shapes at ``tokens`` rows, and read bandwidth."""
     generator = torch.Generator().manual_seed(0)
     best_rate = 0.0
     shapes = shape.linear_shapes or ((shape.hidden, shape.hidden),)
     with torch.inference_mode():
         for fan_in, fan_out in shapes:
-            x = torch.randn(tokens, fan_in, generator=generator).to(dtype)
-            w = torch.randn(fan_in, fan_out, generator=generator).to(dtype)
-            seconds = _best_seconds(lambda: torch.matmul(x, w), repeats)
+            x = torch.randn(tokens, fan_in, generator=generator).to(device=device, dtype=dtype)
+            w = torch.randn(fan_in, fan_out, generator=generator).to(device=device, dtype=dtype)
+            seconds = _best_seconds(lambda: torch.matmul(x, w), repeats, device)
             best_rate = max(best_rate, 2.0 * tokens * fan_in * fan_out / seconds)
-        buffer = torch.ones(_PROBE_BYTES // 4, dtype=torch.float32)
-        seconds = _best_seconds(buffer.sum, repeats + 2)
-    return Machine(best_rate, _PROBE_BYTES / seconds, str(dtype).removeprefix("torch."), torch.get_num_threads())
+        buffer = torch.ones(_PROBE_BYTES // 4, dtype=torch.float32, device=device)
+        seconds = _best_seconds(buffer.sum, repeats + 2, device)
+    threads = torch.get_num_threads() if device == "cpu" else 0
+    return Machine(best_rate, _PROBE_BYTES / seconds, str(dtype).removeprefix("torch."), threads, device)
 
 
 @dataclass(frozen=True)

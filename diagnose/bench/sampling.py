@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 import torch
 
 from diagnose.bench import hf, llamacpp
-from diagnose.bench.measure import Phase, peak_rss
+from diagnose.bench.measure import Phase, device_peak, peak_rss
 from diagnose.bench.roofline import Floor, Machine, ModelShape, job_floor, measure_machine
 from diagnose.case import Case, SamplingSpec
 from diagnose.prompt import build_messages
@@ -96,6 +96,10 @@ class BenchResult:
         systems.append(self.baseline)
         for phase in systems:
             rows.append(self._row(phase))
+        on_device = [p for p in systems if p.peak_device_mb is not None]
+        if on_device:
+            rows.append("peak memory allocated on the device, MB: " + ", ".join(
+                f"{p.name.split(',')[0]} {p.peak_device_mb:.0f}" for p in on_device))
         floor = self.floor
         rows.append(
             f"{'floor (roofline of the engine job)':<42}{floor.prefill_seconds:>10.2f}{floor.decode_seconds:>10.2f}"
@@ -142,12 +146,12 @@ class BenchResult:
 
 def _engine(name: str, backend, prompt_ids: list[int], rows: Sequence[Row], spec: SamplingSpec):
     stats = DecodeStats()
-    with peak_rss() as peak:
+    with peak_rss(backend.device) as peak:
         started = time.perf_counter()
         traces = decode_rows(backend, prompt_ids, rows, spec, stats=stats)
         seconds = time.perf_counter() - started
     phase = Phase(name, seconds, len(traces), sum(len(t.tokens) for t in traces), peak[0],
-                  stats.prefill_seconds, stats.decode_seconds)
+                  stats.prefill_seconds, stats.decode_seconds, device_peak(peak))
     return phase, traces, stats
 
 
@@ -171,7 +175,7 @@ def run_bench(backend: TransformersBackend, case: Case, on_phase: Callable[[str]
     rows = rows_for(spec)
     shape = ModelShape.of(backend.model)
     on_phase("measuring the machine: matmul throughput and read bandwidth")
-    machine = measure_machine(shape, next(backend.model.parameters()).dtype, len(prompt_ids))
+    machine = measure_machine(shape, next(backend.model.parameters()).dtype, len(prompt_ids), device=backend.device)
     on_phase("engine: one row (memory reference)")
     single, (alone,), _ = _engine("engine, 1 row (memory reference)", backend, prompt_ids, rows[:1], spec)
     on_phase(f"engine: {len(spec.temperatures)}x{spec.seeds} rows, one prefill")

@@ -3,13 +3,15 @@
 After a single prefill, the prompt's keys and values (1, kv_heads, P, d) are
 kept once per layer. Each decode step, every row's query attends to
 
-* the shared prefix: one matrix product per kv head, with all rows' queries
-  stacked along the M dimension, so the prefix is read once per step for the
-  whole batch and never expanded to B copies;
+* the shared prefix: one attention per kv head, with all rows' queries stacked
+  along the query dimension, so the prefix is read once per step for the whole
+  batch and never expanded to B copies (on CPU through PyTorch's fused attention
+  kernel, which also returns each query's log-sum-exp);
 * its own suffix (the tokens it generated so far, from an ordinary per-row cache).
 
-Both score blocks share one softmax (joint max and normaliser), so the result
-equals attention over the concatenated keys.
+Both blocks share one softmax: the prefix's normalised output is weighted by its
+log-sum-exp against the suffix's scores (a joint max and normaliser), so the
+result equals attention over the concatenated keys.
 
 It plugs into transformers through ``AttentionInterface``: models whose
 attention layers dispatch on ``config._attn_implementation`` (Llama, Qwen,
@@ -55,25 +57,46 @@ def shared_prefix_attention(
     group = heads // kv_heads
     scale = scaling if scaling is not None else dim**-0.5
 
-    # (B, H, 1, d) -> (kv_heads, B*group, d): rows become the M dimension of one bmm per kv head.
+    # (B, H, 1, d) -> (kv_heads, B*group, d): rows become the M dimension of one product per kv head.
     q = query.view(batch, kv_heads, group, dim).permute(1, 0, 2, 3).reshape(kv_heads, batch * group, dim)
-    prefix_scores = torch.bmm(q, prefix_keys[0].transpose(1, 2)) * scale  # (kvh, B*g, P)
+    prefix_out, prefix_lse = _prefix_attention(q, prefix_keys, prefix_values, scale)  # (kvh, B*g, d), (kvh, B*g, 1)
 
     q_rows = query.view(batch, kv_heads, group, dim)
     suffix_scores = torch.matmul(q_rows, key.transpose(2, 3)) * scale  # (B, kvh, g, S)
     suffix_scores = suffix_scores.permute(1, 0, 2, 3).reshape(kv_heads, batch * group, -1)
 
-    # One softmax over both blocks, without concatenating them: a joint max and normaliser.
-    top = torch.maximum(prefix_scores.amax(dim=-1, keepdim=True), suffix_scores.amax(dim=-1, keepdim=True))
-    prefix_weights = torch.exp(prefix_scores - top)
+    # One softmax over both blocks: the prefix enters as its normalised output
+    # weighted by its log-sum-exp, against a joint maximum.
+    top = torch.maximum(prefix_lse, suffix_scores.amax(dim=-1, keepdim=True))
+    prefix_weight = torch.exp(prefix_lse - top)
     suffix_weights = torch.exp(suffix_scores - top)
-    total = prefix_weights.sum(dim=-1, keepdim=True) + suffix_weights.sum(dim=-1, keepdim=True)
-    out = torch.bmm(prefix_weights, prefix_values[0])  # (kvh, B*g, d)
+    total = prefix_weight + suffix_weights.sum(dim=-1, keepdim=True)
+    out = prefix_out * prefix_weight  # (kvh, B*g, d)
     suffix_weights = suffix_weights.reshape(kv_heads, batch, group, -1).permute(1, 0, 2, 3)
     out_suffix = torch.matmul(suffix_weights, value)  # (B, kvh, g, d)
     out = out.reshape(kv_heads, batch, group, dim).permute(1, 0, 2, 3) + out_suffix
     out = out / total.reshape(kv_heads, batch, group, 1).permute(1, 0, 2, 3)
     return out.reshape(batch, heads, 1, dim).transpose(1, 2).contiguous(), None
+
+
+#: PyTorch's fused CPU attention kernel (the one SDPA runs on CPU), called directly
+#: because it also returns the log-sum-exp that joins the prefix with the suffix.
+#: Absent from a build, or off the CPU, the same result comes from two matrix products.
+_CPU_FLASH = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
+
+
+def _prefix_attention(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, scale: float):
+    """Attention of queries (kvh, M, d) over the prefix (1, kvh, P, d) alone.
+
+    Returns the normalised output (kvh, M, d) and each query's log-sum-exp of
+    its scores (kvh, M, 1), in float32 or the inputs' dtype.
+    """
+    if _CPU_FLASH is not None and q.device.type == "cpu" and q.dtype == keys.dtype:
+        out, lse = _CPU_FLASH(q.unsqueeze(0), keys, values, 0.0, False, scale=scale)[:2]
+        return out[0], lse[0].unsqueeze(-1).to(out.dtype)
+    scores = torch.bmm(q, keys[0].transpose(1, 2)) * scale  # (kvh, M, P)
+    lse = torch.logsumexp(scores, dim=-1, keepdim=True)
+    return torch.bmm(torch.exp(scores - lse), values[0]), lse
 
 
 def install(model: Any) -> bool:

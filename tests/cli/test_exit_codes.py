@@ -177,6 +177,12 @@ def test_bench_temperatures_out_of_range_name_the_option(capsys):
     assert "--temperatures" in err and "sampling.temperatures[1]" in err and "invalid case" not in err
 
 
+def test_bench_model_that_does_not_exist_names_the_option(tmp_path, capsys):
+    assert invoke(["bench", "sampling", "--model", str(tmp_path / "absent.gguf")]) == 2
+    err = capsys.readouterr().err
+    assert "--model" in err and "absent.gguf" in err and "invalid case" not in err
+
+
 @pytest.mark.parametrize("url", ["", "localhost:8000", "ftp://h/v1"])
 def test_run_rejects_a_server_that_is_not_a_url(url, case_file, monkeypatch, capsys):
     fake(monkeypatch)

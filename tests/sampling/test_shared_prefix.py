@@ -19,8 +19,15 @@ def _reference(query, keys, values, scale):
     return (weights @ values).transpose(1, 2)
 
 
+@pytest.mark.parametrize("fused", [True, False], ids=["fused-cpu-kernel", "two-products"])
 @pytest.mark.parametrize(("batch", "heads", "kv_heads", "prefix", "suffix"), [(5, 9, 3, 40, 7), (1, 4, 4, 3, 1)])
-def test_matches_attention_over_concatenated_keys(batch, heads, kv_heads, prefix, suffix):
+def test_matches_attention_over_concatenated_keys(batch, heads, kv_heads, prefix, suffix, fused, monkeypatch):
+    from diagnose.sampling import shared_prefix
+
+    if not fused:
+        monkeypatch.setattr(shared_prefix, "_CPU_FLASH", None)
+    elif shared_prefix._CPU_FLASH is None:
+        pytest.skip("this torch build has no fused CPU attention kernel")
     gen = torch.Generator().manual_seed(0)
     dim = 16
     query = torch.randn(batch, heads, 1, dim, generator=gen)
