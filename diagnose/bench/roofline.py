@@ -15,8 +15,9 @@ read bandwidth; its floor is the larger of the two (the roofline model).
   own suffix keys and values.
 
 Both rates are measured here, in this process: :func:`measure_machine` times
-``torch.matmul`` on the model's own layer shapes and ``torch.sum`` over a buffer
-far larger than the last-level cache.
+``torch.matmul`` on the model's own layer shapes (and one 1024-square product,
+so that a tiny model's floor is still the machine's) and ``torch.sum`` over a
+buffer far larger than the last-level cache.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import torch
 
 #: Bytes read by the bandwidth probe: far past any CPU cache.
 _PROBE_BYTES = 512 * 2**20
+#: Side of the square matmul probed beside the model's shapes.
+_PEAK_SIDE = 1024
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,7 @@ class Machine:
         where = f"{self.threads} threads" if self.device == "cpu" else self.device
         return (
             f"machine: matmul {self.matmul_flops_per_s / 1e9:.1f} GFLOP/s ({self.dtype}, "
-            f"{where}, best of the model's layer shapes), "
+            f"{where}, best of the model's layer shapes and a 1024-square product), "
             f"read bandwidth {self.bandwidth_bytes_per_s / 1e9:.1f} GB/s"
         )
 
@@ -125,7 +128,9 @@ def measure_machine(shape: ModelShape, dtype: torch.dtype, tokens: int, repeats:
     """Best matmul throughput over the model's layer shapes at ``tokens`` rows, and read bandwidth."""
     generator = torch.Generator().manual_seed(0)
     best_rate = 0.0
-    shapes = shape.linear_shapes or ((shape.hidden, shape.hidden),)
+    # The model's own layer shapes, and one square product large enough to reach the
+    # machine's peak even when the model's layers are too small to (a tiny test model).
+    shapes = (*shape.linear_shapes, (_PEAK_SIDE, _PEAK_SIDE))
     with torch.inference_mode():
         for fan_in, fan_out in shapes:
             x = torch.randn(tokens, fan_in, generator=generator).to(device=device, dtype=dtype)

@@ -12,10 +12,11 @@ def sampler_portability(ctx: TriageContext) -> Flag | None:
     spec = ctx.case.sampling
     notes: dict[str, str] = {}
     warm = [t for t in spec.temperatures if t > 1e-5]
-    if warm and (spec.top_k or spec.top_p < 1.0) and any(t != 1.0 for t in warm):
+    # Top-k keeps the same tokens at any temperature (scaling is monotone): only top-p moves.
+    if warm and spec.top_p < 1.0 and any(t != 1.0 for t in warm):
         notes["llama.cpp / Ollama"] = (
-            "apply temperature last, after top-k/top-p (Hugging Face and vLLM apply it first), "
-            "so the same temperature keeps a different candidate set"
+            "apply temperature last, after top-p (Hugging Face and vLLM apply it first), "
+            "so top-p sees the untempered distribution and keeps a different candidate set"
         )
     if spec.top_k:
         notes["OpenAI"] = f"has no top_k: top_k={spec.top_k} is ignored there"
