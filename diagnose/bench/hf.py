@@ -40,23 +40,25 @@ def _sample(model, ids: torch.Tensor, spec: SamplingSpec, temperature: float, pa
     )
 
 
-def _generated_tokens(out: torch.Tensor, prompt_tokens: int, pad: int) -> int:
-    return int((out[:, prompt_tokens:] != pad).sum())
+def _generated(out: torch.Tensor, prompt_tokens: int, pad: int) -> list[tuple[int, ...]]:
+    """Each row's new ids, padding (and an end token that doubles as padding) removed."""
+    return [tuple(t for t in row if t != pad) for row in out[:, prompt_tokens:].tolist()]
 
 
 def plain_generate(backend: TransformersBackend, prompt_ids: list[int], spec: SamplingSpec) -> Phase:
     """One ``generate(num_return_sequences=seeds)`` call per temperature."""
     ids = torch.tensor([prompt_ids], device=backend.device)
     pad = _pad_id(backend)
-    tokens = 0
+    generated: list[tuple[int, ...]] = []
     with backend.plain_attention(), peak_rss(backend.device) as peak, torch.inference_mode():
         started = time.perf_counter()
         for temperature in spec.temperatures:
             out = _sample(backend.model, ids, spec, temperature, pad, num_return_sequences=spec.seeds)
-            tokens += _generated_tokens(out, ids.shape[1], pad)
+            generated += _generated(out, ids.shape[1], pad)
         seconds = time.perf_counter() - started
     name = f"HF generate x{len(spec.temperatures)} (n={spec.seeds})"
-    return Phase(name, seconds, spec.seeds * len(spec.temperatures), tokens, peak[0], peak_device_mb=device_peak(peak))
+    return Phase(name, seconds, len(generated), sum(map(len, generated)), peak[0],
+                 peak_device_mb=device_peak(peak), generated=tuple(generated))
 
 
 def shared_prefill_generate(backend: TransformersBackend, prompt_ids: list[int], spec: SamplingSpec) -> Phase:
@@ -67,7 +69,7 @@ def shared_prefill_generate(backend: TransformersBackend, prompt_ids: list[int],
     ids = torch.tensor([prompt_ids], device=backend.device)
     rows = ids.expand(spec.seeds, -1)
     pad = _pad_id(backend)
-    tokens = 0
+    generated: list[tuple[int, ...]] = []
     with backend.plain_attention(), peak_rss(backend.device) as peak, torch.inference_mode():
         started = time.perf_counter()
         prefix = DynamicCache(config=model.config)
@@ -77,9 +79,9 @@ def shared_prefill_generate(backend: TransformersBackend, prompt_ids: list[int],
             cache = copy.deepcopy(prefix)
             cache.batch_repeat_interleave(spec.seeds)
             out = _sample(model, rows, spec, temperature, pad, cache=cache)
-            tokens += _generated_tokens(out, ids.shape[1], pad)
+            generated += _generated(out, ids.shape[1], pad)
             del cache, out
         seconds = time.perf_counter() - started
     name = f"HF shared prefill, generate x{len(spec.temperatures)}"
-    return Phase(name, seconds, spec.seeds * len(spec.temperatures), tokens, peak[0],
-                 prefill_seconds=prefill, decode_seconds=seconds - prefill, peak_device_mb=device_peak(peak))
+    return Phase(name, seconds, len(generated), sum(map(len, generated)), peak[0], prefill_seconds=prefill,
+                 decode_seconds=seconds - prefill, peak_device_mb=device_peak(peak), generated=tuple(generated))

@@ -57,6 +57,8 @@ class Phase:
     decode_seconds: float | None = None
     peak_device_mb: float | None = None
     """Peak memory allocated on a CUDA device (None on CPU)."""
+    generated: tuple[tuple[int, ...], ...] = ()
+    """Each sample's new token ids, where the system gives them (padding removed)."""
 
     @property
     def samples_per_s(self) -> float:
