@@ -110,8 +110,12 @@ class RepetitionPenalty(LogitsProcessor):
             seen = torch.zeros(batch, vocab + 1, dtype=torch.bool, device=logits.device)
             seen.scatter_(1, index, True)
             seen = seen[:, :vocab]
-        penalised = torch.where(logits < 0, logits * self.penalty, logits / self.penalty)
-        return torch.where(seen, penalised, logits)
+        # Only the seen entries change (a few thousand of B x V): rewrite those alone.
+        rows, columns = seen.nonzero(as_tuple=True)
+        values = logits[rows, columns]
+        out = logits.clone()
+        out[rows, columns] = torch.where(values < 0, values * self.penalty, values / self.penalty)
+        return out
 
 
 class Temperature(LogitsProcessor):
