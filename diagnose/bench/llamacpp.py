@@ -47,7 +47,7 @@ def llamacpp_generate(
     """Every row of the job on llama.cpp, after one prefill; or why it cannot run here."""
     version = available()
     if version is None:
-        return Skipped("llama-cpp-python is not installed (pip install -e '.[bench]' builds it, about 15 minutes)")
+        return Skipped("llama-cpp-python is not installed (pip install -e '.[bench]' compiles it, a few minutes)")
     if gguf is None or gguf.suffix != ".gguf":
         return Skipped("the benchmarked model is not a GGUF file")
     from llama_cpp import Llama

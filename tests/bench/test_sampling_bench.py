@@ -65,7 +65,7 @@ def test_table_has_one_row_per_system_and_the_floor(result):
     table = "\n".join(bench.table())
     for name in ("engine, 6 rows", "HF shared prefill", "HF generate x2 (n=3)", "floor (roofline"):
         assert name in table
-    assert "llama.cpp baseline skipped: the benchmarked model is not a GGUF file" in table
+    assert f"llama.cpp baseline skipped: {bench.llamacpp.reason}" in table
     assert "6/6 rows gave the same tokens" in table
 
 
@@ -73,6 +73,12 @@ def test_llamacpp_is_skipped_with_a_clear_reason_when_not_installed(monkeypatch,
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # import fails as if absent
     skipped = llamacpp.llamacpp_generate(tmp_path / "m.gguf", [1, 2], [Row(0.7, 0)], SamplingSpec(), threads=1)
     assert isinstance(skipped, llamacpp.Skipped) and "pip install" in skipped.reason
+
+
+def test_llamacpp_is_skipped_for_a_model_without_a_gguf_file(monkeypatch):
+    monkeypatch.setattr(llamacpp, "available", lambda: "0.3.36")  # as if installed
+    skipped = llamacpp.llamacpp_generate(None, [1, 2], [Row(0.7, 0)], SamplingSpec(), threads=1)
+    assert skipped == llamacpp.Skipped("the benchmarked model is not a GGUF file")
 
 
 @pytest.mark.models
