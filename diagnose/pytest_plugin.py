@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pytest
 
 from diagnose.case import Case, case_from_dict
-from diagnose.report import Finding, Report, Severity, TemperatureRun
+from diagnose.report import SEVERITY_RANK, Finding, Report, Severity, TemperatureRun
 
 if TYPE_CHECKING:
     from diagnose.pipeline import Diagnoser
@@ -47,7 +47,6 @@ __all__ = [
 Mode = Literal["inputs", "run"]
 DiagnoseCase = Callable[..., Report]
 
-_SEVERITY_RANK = {"info": 0, "warn": 1, "fail": 2}
 _TOP = 3
 _TEMPERATURE_TOLERANCE = 1e-6
 
@@ -131,10 +130,10 @@ def assert_semantic_entropy_below(report: Report, threshold: float, temperature:
 def assert_no_findings(report: Report, severity: Severity = "warn") -> None:
     """No finding at ``severity`` or worse (``info`` < ``warn`` < ``fail``)."""
     __tracebackhide__ = True
-    if severity not in _SEVERITY_RANK:
-        raise ValueError(f"severity must be one of {sorted(_SEVERITY_RANK)}, got {severity!r}")
-    floor = _SEVERITY_RANK[severity]
-    hits = [f for f in report.findings if _SEVERITY_RANK[f.severity] >= floor]
+    if severity not in SEVERITY_RANK:
+        raise ValueError(f"severity must be one of {sorted(SEVERITY_RANK)}, got {severity!r}")
+    floor = SEVERITY_RANK[severity]
+    hits = [f for f in report.findings if SEVERITY_RANK[f.severity] >= floor]
     if not hits:
         return
     _fail(
@@ -172,7 +171,7 @@ def format_top_findings(findings: list[Finding], limit: int = _TOP) -> str:
     """The ``limit`` most severe findings, one line each: severity, rule, first sentence of advice."""
     if not findings:
         return "top findings: none"
-    ranked = sorted(findings, key=lambda f: -_SEVERITY_RANK[f.severity])[:limit]
+    ranked = sorted(findings, key=lambda f: -SEVERITY_RANK[f.severity])[:limit]
     lines = [f"top findings ({len(ranked)} of {len(findings)}):"]
     lines += [f"  - [{f.severity}] {f.rule}: {_first_sentence(f.advice)}" for f in ranked]
     return "\n".join(lines)

@@ -16,6 +16,8 @@ import msgspec
 Stage = Literal["input", "sampling", "length", "environment", "framework"]
 STAGE_ORDER: tuple[Stage, ...] = ("input", "sampling", "length", "environment", "framework")
 Severity = Literal["info", "warn", "fail"]
+SEVERITY_RANK: dict[str, int] = {"info": 0, "warn": 1, "fail": 2}
+"""How bad each severity is: higher is worse."""
 Verdict = Literal["ok", "warn", "fail"]
 
 

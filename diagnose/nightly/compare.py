@@ -24,11 +24,11 @@ from diagnose.nightly.per_sample import sample_first_tokens as _first_tokens
 from diagnose.nightly.stats import proportion_test, stratified_bootstrap_diff_ci
 from diagnose.sampling.metrics import first_token_divergence, semantic_entropy
 from diagnose.environment import fingerprint_diff
+from diagnose.report import SEVERITY_RANK
 
 __all__ = ["CaseComparison", "Change", "GateSettings", "compare_reports", "environment_diff"]
 
 Severity = Literal["info", "warn", "fail"]
-_RANK = {"info": 0, "warn": 1, "fail": 2}
 _CAUSE = {"model_id": "the model", "model_hash": "the model weights", "quantization": "the quantization",
           "dtype": "the dtype", "device": "the device", "backend": "the backend",
           "threads": "the thread count", "cuda": "the CUDA version", "libraries": "the library"}
@@ -64,7 +64,7 @@ class CaseComparison:
 
     @property
     def status(self) -> Literal["pass", "warn", "fail"]:
-        worst = max((_RANK[c.severity] for c in self.changes), default=0)
+        worst = max((SEVERITY_RANK[c.severity] for c in self.changes), default=0)
         return "fail" if worst == 2 else "warn" if worst == 1 else "pass"
 
     def to_dict(self) -> dict[str, Any]:
@@ -283,7 +283,7 @@ real change; sampling, length and framework findings move with the samples and a
 
 def _compare_findings(baseline: list[dict[str, Any]], current: list[dict[str, Any]]) -> list[Change]:
     """Findings keyed by rule id (the most severe one per rule): new, worsened and resolved ones."""
-    rank = lambda f: _RANK.get(f.get("severity"), 1)  # noqa: E731
+    rank = lambda f: SEVERITY_RANK.get(f.get("severity"), 1)  # noqa: E731
     before = {str(f.get("rule")): f for f in sorted(baseline, key=rank)}
     now = {str(f.get("rule")): f for f in sorted(current, key=rank)}
 
@@ -293,8 +293,8 @@ def _compare_findings(baseline: list[dict[str, Any]], current: list[dict[str, An
 
     changes: list[Change] = []
     for rule, f in now.items():
-        sev, old = (f.get("severity") if f.get("severity") in _RANK else "warn"), before.get(rule)
-        if old is not None and _RANK[sev] <= rank(old):
+        sev, old = (f.get("severity") if f.get("severity") in SEVERITY_RANK else "warn"), before.get(rule)
+        if old is not None and SEVERITY_RANK[sev] <= rank(old):
             continue
         if f.get("stage") not in DETERMINISTIC_STAGES:
             sev = "info"  # it follows the samples; their metrics are gated by the tests above

@@ -12,13 +12,14 @@ import socket
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, Any
 
+from diagnose.report import SEVERITY_RANK
+
 if TYPE_CHECKING:
     from diagnose.nightly import NightlyResult
     from diagnose.nightly.compare import CaseComparison, Change
 
 CLASSNAME = "diagnose.nightly"
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-_SEVERITY_RANK = {"info": 0, "warn": 1, "fail": 2}
 
 
 def clean(text: Any) -> str:
@@ -69,7 +70,7 @@ def main_change(comparison: "CaseComparison") -> "Change | None":
     """The most severe change (the first of its severity), or None."""
     if not comparison.changes:
         return None
-    return max(comparison.changes, key=lambda c: _SEVERITY_RANK.get(c.severity, 0))
+    return max(comparison.changes, key=lambda c: SEVERITY_RANK.get(c.severity, 0))
 
 
 def render_junit(result: "NightlyResult") -> str:

@@ -38,11 +38,10 @@ import msgspec
 
 from diagnose.case import MAX_NEW_TOKENS, MAX_TEMPERATURE, Case
 from diagnose.errors import CaseError
-from diagnose.report import Finding, GravityCenter, InputReport, SamplingReport
+from diagnose.report import SEVERITY_RANK, Finding, GravityCenter, InputReport, SamplingReport
 from diagnose.repair.language import disagreement_instruction, question_language
 from diagnose.triage.thresholds import TriageThresholds
 
-SEVERITY_RANK = {"fail": 0, "warn": 1, "info": 2}
 CENTER_RULES = ("input.competing_centers", "sampling.split_center_pull")
 MODERATE_TEMPERATURE = 0.7
 """Where a near-greedy temperature is raised to (the determinism-trap advice: 0.5-0.8)."""
@@ -122,7 +121,7 @@ def propose(
             id=cid, change=change, case=candidate_case, answers=tuple(answered),
             rechecked=tuple(r for r in rechecked if r in fired), targets=tuple(targets),
             guards=tuple(extra_guards) + guards,
-            severity=min((fired[r][1].severity for r in answered), key=SEVERITY_RANK.__getitem__),
+            severity=max((fired[r][1].severity for r in answered), key=SEVERITY_RANK.__getitem__),
             rank=min(fired[r][0] for r in answered),
             removes_documents=change["kind"] in ("remove_center", "keep_center", "drop_noise"),
             temperature_map=dict(temperature_map or {}),
@@ -245,5 +244,5 @@ def _unique(candidates: list[Candidate]) -> list[Candidate]:
 
 
 def _ordered(candidates: list[Candidate]) -> list[Candidate]:
-    return [c for _, c in sorted(enumerate(candidates), key=lambda ic: (SEVERITY_RANK[ic[1].severity],
-                                                                        ic[1].rank, ic[0]))]
+    """Most severe first, then by checklist place; ties keep their order (a stable sort)."""
+    return sorted(candidates, key=lambda c: (-SEVERITY_RANK[c.severity], c.rank))

@@ -30,8 +30,8 @@ from diagnose.inputs.embed import Embedder
 from diagnose.inputs.settings import InputSettings
 from diagnose.prompt import build_messages
 from diagnose.report import (
-    Finding, Repair, RepairAnswer, RepairOverview, RepairRun, RepairTest, SamplingReport, SkippedRepair,
-    TemperatureRun,
+    SEVERITY_RANK, Finding, Repair, RepairAnswer, RepairOverview, RepairRun, RepairTest, SamplingReport,
+    SkippedRepair, TemperatureRun,
 )  # fmt: skip
 from diagnose.repair import annotate
 from diagnose.repair.candidates import Candidate, propose
@@ -52,7 +52,6 @@ REMOVAL_NOTE = (
     "Removing documents hides a conflict rather than resolving it, unless the removed documents "
     "are wrong: check that the answer below is the right one before dropping them from retrieval."
 )
-_SEVERITY = {"info": 0, "warn": 1, "fail": 2}
 
 
 class PromptCounter(Protocol):
@@ -219,10 +218,10 @@ def _judge(done: _Sampled, case: Case, findings: Sequence[Finding], original_run
                   p=per_run[t])
         for t, t2 in compared
     ]
-    original_severity = {f.rule: _SEVERITY[f.severity] for f in findings}
+    original_severity = {f.rule: SEVERITY_RANK[f.severity] for f in findings}
     now = {}
     for f in done.findings:
-        now[f.rule] = max(now.get(f.rule, -1), _SEVERITY[f.severity])
+        now[f.rule] = max(now.get(f.rule, -1), SEVERITY_RANK[f.severity])
     still = [r for r in candidate.rechecked if now.get(r, -1) >= original_severity.get(r, 0)]
     resolved = bool(candidate.rechecked) and not still
     judged = verdict(tests, resolved)
