@@ -175,7 +175,7 @@ class Diagnoser:
             embedder=self.registry.embedder(), counter=self.registry.prompt_counter(case.model),
             thresholds=self.settings.triage, environment=report.environment, budget=budget,
             seed_offset=seed_offset, progress=self.progress,
-            long_context_tokens=self.settings.inputs.long_context_tokens,
+            long_context_tokens=self.settings.inputs.long_context_tokens, sampling_settings=self.settings.sampling,
         )
         return msgspec.structs.replace(report, findings=outcome.findings, repairs=outcome.repairs,
                                        repairs_skipped=outcome.skipped, repair=outcome.overview)

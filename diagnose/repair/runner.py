@@ -42,6 +42,7 @@ from diagnose.repair.significance import Settings, bonferroni, compare
 from diagnose.repair.verdict import VERDICT_RANK, outcome, verdict
 from diagnose.sampling.constraints import ConstraintChecker
 from diagnose.sampling.engine import Trace, rows_for
+from diagnose.sampling.settings import SamplingSettings
 from diagnose.sampling.stage import measure_run, sample_traces
 from diagnose.triage import TriageContext, TriageThresholds, triage
 
@@ -108,11 +109,13 @@ def run_repairs(
     progress: Progress | None = None,
     settings: Settings = Settings(),
     long_context_tokens: int = InputSettings.long_context_tokens,
+    sampling_settings: SamplingSettings = SamplingSettings(),
 ) -> RepairOutcome:
     """Propose, sample, compare and judge every candidate repair of ``case`` (see the module docstring).
 
     ``sampling``/``traces``/``findings`` are the original run's; ``budget`` is in samples
-    (None: :func:`default_budget`); ``seed_offset`` must be the original run's."""
+    (None: :func:`default_budget`); ``seed_offset`` and ``sampling_settings`` (the
+    measurements' thresholds, ``Settings.sampling``) must be the original run's."""
     if budget is not None and budget < 0:
         raise ValueError(f"repair budget must be >= 0 samples, got {budget}")
     started = time.perf_counter()
@@ -137,7 +140,7 @@ def run_repairs(
             progress.phase(f"repair {index}/{len(candidates)} {candidate.id}: {what}",
                            total=cost if hasattr(backend, "sample") else candidate.case.sampling.max_new_tokens)
         done = _sample(candidate, temps, case, analysis, backend, embedder, counter, seed_offset, thresholds,
-                       original_runs, original_traces, progress)
+                       sampling_settings, original_runs, original_traces, progress)
         done.findings = triage(TriageContext(
             case=candidate.case,
             inputs=candidate_inputs(analysis.report, candidate.case, counter.count_tokens, done.prompt_tokens,
@@ -163,7 +166,7 @@ def run_repairs(
 
 def _sample(candidate: Candidate, temps: list[float], case: Case, analysis: InputAnalysis, backend,
             embedder: Embedder, counter: PromptCounter, seed_offset: int, thresholds: TriageThresholds,
-            original_runs: dict[float, TemperatureRun], original_traces: dict[float, list[Trace]],
+            sampling_settings: SamplingSettings, original_runs: dict[float, TemperatureRun], original_traces: dict[float, list[Trace]],
             progress: Progress | None) -> _Sampled:
     """Decode the candidate's rows at ``temps`` in one batch; reuse the original's runs at
     its other temperatures (only a ``temperature`` change has any)."""
@@ -179,7 +182,7 @@ def _sample(candidate: Candidate, temps: list[float], case: Case, analysis: Inpu
         checker = ConstraintChecker(case.constraints, thresholds.regex_timeout_s, thresholds.regex_budget_s)
         for t in temps:
             # Measured against the original case's centers and documents, so the pull is comparable.
-            runs[t] = measure_run(case, backend, decoded[t], embedder, analysis, checker)
+            runs[t] = measure_run(case, backend, decoded[t], embedder, analysis, checker, sampling_settings)
             traces[t] = decoded[t]
     ordered = [runs[t] for t in candidate.case.sampling.temperatures]
     seconds = time.perf_counter() - started

@@ -133,3 +133,20 @@ def test_a_temperature_change_reuses_the_original_samples_and_needs_a_measured_g
     assert [(run.temperature, run.after_temperature) for run in change.runs] == [(0.2, 0.7)]
     # The finding is gone on the candidate, but the repetition it warns about was never there.
     assert change.resolved and change.verdict == "no_effect"
+
+
+def test_candidates_are_measured_with_the_original_runs_sampling_settings(monkeypatch):
+    from diagnose.repair import runner
+    from diagnose.sampling.settings import SamplingSettings
+
+    seen = []
+    measure = runner.measure_run
+
+    def spy(*args):
+        seen.append(args[-1])
+        return measure(*args)
+
+    monkeypatch.setattr(runner, "measure_run", spy)
+    configured = SamplingSettings(meaning_similarity=0.9, bifurcation_margin=0.2)
+    repair_fake(diagnose_fake(bridge_case("1937", "1952")), sampling_settings=configured)
+    assert seen and all(s is configured for s in seen)
