@@ -21,6 +21,7 @@ from diagnose.case import Case, SamplingSpec
 from diagnose.prompt import build_messages
 from diagnose.sampling.backend import TransformersBackend
 from diagnose.sampling.engine import DecodeStats, Row, Trace, decode_rows, rows_for
+from diagnose.sampling.processors import GREEDY_EPSILON
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,7 @@ def check_rows(backend, prompt_ids: list[int], traces: list[Trace], alone: Trace
 
 def run_bench(backend: TransformersBackend, case: Case, on_phase: Callable[[str], None] = lambda t: None) -> BenchResult:
     spec = case.sampling
-    if any(t <= 1e-5 for t in spec.temperatures):
+    if any(t <= GREEDY_EPSILON for t in spec.temperatures):
         raise ValueError("the bench compares sampling: give temperatures above 0")
     prompt_ids = backend.chat_ids(build_messages(case))
     rows = rows_for(spec)

@@ -104,7 +104,11 @@ def decode_rows(
     seen = SeenTokens(prompt_ids, len(rows), logits.shape[-1]) if spec.repetition_penalty != 1.0 else None
     no_history = torch.empty((len(rows), 0), dtype=torch.long)
     live = list(range(len(rows)))  # trace index of each batch position
-    groups = {t: [p for p, i in enumerate(live) if rows[i].temperature == t] for t in pipelines}
+
+    def positions_by_temperature() -> dict[float, list[int]]:
+        return {t: [p for p, i in enumerate(live) if rows[i].temperature == t] for t in pipelines}
+
+    groups = positions_by_temperature()
     for position in range(spec.max_new_tokens):
         raw_logprobs = torch.log_softmax(logits, dim=-1)
         raw_entropy = -(raw_logprobs.exp() * raw_logprobs).nan_to_num().sum(dim=-1)
@@ -165,7 +169,7 @@ def decode_rows(
                 seen.keep(keep)
             chosen = chosen[keep]
             live = [live[p] for p in still]
-            groups = {t: [p for p, i in enumerate(live) if rows[i].temperature == t] for t in pipelines}
+            groups = positions_by_temperature()
         stats.rows_per_pass.append(len(live))
         logits = session.advance(chosen)
     stats.decode_seconds += time.perf_counter() - started
