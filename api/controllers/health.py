@@ -48,8 +48,8 @@ async def healthz(service: NamedDependency[DiagnosisService]) -> Health:
         details["worker"] = "disabled"
     if expects_workers and facts["workers"] < 1:
         raise problem(503, "no worker", _no_worker_detail(queue.kind, facts["pending"], settings.stalled_after_s),
-                       headers={"Retry-After": str(settings.retry_after_s)}, **details)
+                       headers=service.admission.retry_after, **details)
     if facts["pending"] >= capacity:
         raise problem(503, "queue full", f"{facts['pending']} of {capacity} slots in use",
-                       headers={"Retry-After": str(settings.retry_after_s)}, **details)
+                       headers=service.admission.retry_after, **details)
     return typed(Health, {"status": "ok", **details})
