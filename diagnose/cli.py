@@ -225,10 +225,12 @@ def nightly(library: Path, baseline: str | None, junit_out: Path | None, markdow
         f"{counts.get('warn', 0)} warn, {counts.get('fail', 0)} fail "
         f"(baseline: {result.baseline.run_id if result.baseline else 'none'}; {result.wall_seconds:.0f} s)"
     )
+    click.echo(result.gate_line(fail_on))
     for comparison in result.comparisons:
         if comparison.status != "pass":
             click.echo(f"  {comparison.status:<4} {comparison.case_id}")
-            for change in comparison.regressions:
+            own = comparison.failing_verdict
+            for change in [*comparison.regressions, *([own] if own else [])]:
                 click.echo(f"       {change.kind}: {change.message}")
     for path in outputs:
         click.echo(f"wrote {path}")

@@ -26,9 +26,12 @@ from diagnose.sampling.metrics import first_token_divergence, semantic_entropy
 from diagnose.environment import fingerprint_diff
 from diagnose.report import SEVERITY_RANK
 
-__all__ = ["CaseComparison", "Change", "GateSettings", "compare_reports", "environment_diff"]
+__all__ = ["VERDICT_KIND", "CaseComparison", "Change", "GateSettings", "compare_reports", "environment_diff",
+           "verdict_change"]
 
 Severity = Literal["info", "warn", "fail"]
+#: The kind of the change that carries the case's own verdict (not a comparison with the baseline).
+VERDICT_KIND = "verdict"
 _CAUSE = {"model_id": "the model", "model_hash": "the model weights", "quantization": "the quantization",
           "dtype": "the dtype", "device": "the device", "backend": "the backend",
           "threads": "the thread count", "cuda": "the CUDA version", "libraries": "the library"}
@@ -41,7 +44,9 @@ class Change:
     kind: str
     """semantic_entropy | first_token_divergence | compliance_rate | truncation_rate |
     center_shift | new_finding | resolved_finding | environment | not_compared
-    (a temperature or section missing from one report, so nothing was compared)."""
+    (a temperature or section missing from one report, so nothing was compared) |
+    verdict (the current report's own verdict, "warn" or "fail": a failing prompt
+    fails the gate even when it did not regress, and a new case has no baseline)."""
     severity: Severity
     temperature: float | None
     """The temperature run compared; None for case-wide changes."""
@@ -59,8 +64,13 @@ class CaseComparison:
 
     @property
     def regressions(self) -> list[Change]:
-        """Changes with severity "warn" or "fail"."""
-        return [c for c in self.changes if c.severity in ("warn", "fail")]
+        """Changes against the baseline with severity "warn" or "fail" (not the case's own verdict)."""
+        return [c for c in self.changes if c.severity in ("warn", "fail") and c.kind != VERDICT_KIND]
+
+    @property
+    def failing_verdict(self) -> Change | None:
+        """The case's own verdict when it is "warn" or "fail" (gated even without a baseline)."""
+        return next((c for c in self.changes if c.kind == VERDICT_KIND and c.severity != "info"), None)
 
     @property
     def status(self) -> Literal["pass", "warn", "fail"]:
@@ -107,6 +117,22 @@ def compare_reports(
                        f"{_env_phrase(key, d)} changed: differences may come from "
                        f"{_CAUSE.get(key.split('.')[0], key)}, not the prompt") for key, d in env.items()]
     return CaseComparison(str(current.get("case_id") or baseline.get("case_id") or ""), changes)
+
+
+def verdict_change(report: dict[str, Any]) -> Change | None:
+    """The report's own verdict as a gate change: "warn"/"fail" keep their severity, "ok" is none.
+
+    The message names the finding that set the verdict (the first of the verdict's severity)."""
+    verdict = report.get("verdict")
+    if verdict not in ("warn", "fail"):
+        return None
+    findings = [f for f in report.get("findings") or [] if f.get("severity") == verdict]
+    cause = findings[0] if findings else {}
+    because = f", set by {cause.get('rule')} ({cause.get('stage')})" if cause else ""
+    return Change(VERDICT_KIND, verdict, None, None, verdict,
+                  {"rule": cause.get("rule"), "stage": cause.get("stage"),
+                   "findings": [str(f.get("rule")) for f in findings]},
+                  f"the case's own verdict is {verdict}{because}")
 
 
 def environment_diff(baseline: dict[str, Any], current: dict[str, Any]) -> dict[str, dict[str, Any]]:

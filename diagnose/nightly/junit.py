@@ -73,6 +73,14 @@ def main_change(comparison: "CaseComparison") -> "Change | None":
     return max(comparison.changes, key=lambda c: SEVERITY_RANK.get(c.severity, 0))
 
 
+def failure_reason(comparison: "CaseComparison") -> str:
+    """Why a case fails the gate: "regression", "verdict" (its own verdict) or both."""
+    reasons = [name for name, present in (("regression", bool(comparison.regressions) or any(
+        c.kind in ("case_error", "not_run") for c in comparison.changes)),
+        ("verdict", comparison.failing_verdict is not None)) if present]
+    return " and ".join(reasons) or "regression"
+
+
 def render_junit(result: "NightlyResult") -> str:
     """The result as a JUnit XML document (one ``<testcase>`` per case, in run order)."""
     run = result.run
@@ -97,7 +105,8 @@ def render_junit(result: "NightlyResult") -> str:
             failures += 1
             bad = [c for c in comparison.changes if c.severity in ("warn", "fail")] or comparison.changes
             failure = ET.SubElement(case, "failure", type=comparison.status,
-                                    message=clean("; ".join(c.message for c in bad)[:1000]))
+                                    message=clean(f"{failure_reason(comparison)}: "
+                                                  + "; ".join(c.message for c in bad))[:1000])
             failure.text = clean("\n\n".join(f"{describe_change(c)}\n{evidence_json(c)}" for c in bad))
         out = [f"status: {comparison.status}", *key_metrics(run.report(comparison.case_id))]
         if record is not None and record.seconds is not None:

@@ -54,6 +54,7 @@ def render_markdown(result: "NightlyResult") -> str:
     lines = [
         f"## diagnose nightly: {headline}",
         "",
+        *([f"{result.gate_line()}.", ""] if tripped else []),
         f"{len(result.comparisons)} cases: {counts['pass']} pass, {counts['warn']} warn, "
         f"{counts['fail']} fail (fail on: {result.fail_on}).",
         f"Run {escape(run.run_id)} against baseline "

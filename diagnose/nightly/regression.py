@@ -26,6 +26,11 @@ GATE_FAILED_EXIT = EXIT_GATE
 _RANK = {"pass": 0, "warn": 1, "fail": 2}
 
 
+def _gate(severity: str) -> str:
+    """A change's severity on the gate's pass/warn/fail scale."""
+    return "pass" if severity == "info" else severity
+
+
 
 @dataclass
 class NightlyResult:
@@ -48,6 +53,27 @@ class NightlyResult:
     def exit_status(self, fail_on: FailOn | None = None) -> int:
         """0 when no case trips the gate, else :data:`GATE_FAILED_EXIT`."""
         return GATE_FAILED_EXIT if self.failing(fail_on) else 0
+
+    def failing_reasons(self, fail_on: FailOn | None = None) -> dict[str, int]:
+        """Of the cases that trip the gate: how many regressed against the baseline and how
+        many have a failing verdict of their own (a case can count in both)."""
+        level = fail_on or self.fail_on
+        tripped = self.failing(level)
+        return {
+            "regressed": sum(1 for c in tripped if any(_RANK[_gate(x.severity)] >= _RANK[level] for x in c.regressions)
+                             or any(x.kind in ("case_error", "not_run") for x in c.changes)),
+            "failing_verdict": sum(1 for c in tripped if c.failing_verdict is not None
+                                   and _RANK[_gate(c.failing_verdict.severity)] >= _RANK[level]),
+        }
+
+    def gate_line(self, fail_on: FailOn | None = None) -> str:
+        """"gate passed" or "gate failed", with how many cases regressed and how many fail on their own."""
+        level = fail_on or self.fail_on
+        if not self.failing(level):
+            return f"gate passed (fail on: {level})"
+        reasons = self.failing_reasons(level)
+        return (f"gate failed (fail on: {level}): {reasons['regressed']} case(s) regressed against the "
+                f"baseline, {reasons['failing_verdict']} case(s) have a failing verdict of their own")
 
     def counts(self) -> dict[str, int]:
         """How many cases pass, warn and fail."""
@@ -79,10 +105,12 @@ def compare_runs(baseline: RunRecord | None, current: RunRecord,
     """Pair the cases by id and compare each current report with its baseline report.
 
     A case that errored or did not run fails; a case the baseline lacks (or has no
-    report for) gets an info note and passes; a case whose content hash changed
-    is compared anyway, with an info note saying so.
+    report for) gets an info note; a case whose content hash changed is compared
+    anyway, with an info note saying so. Every case's own verdict is gated too
+    (a ``verdict`` change of the verdict's severity), so a failing prompt fails
+    whether or not it regressed, and a new case is judged by its verdict.
     """
-    from diagnose.nightly.compare import CaseComparison, GateSettings, compare_reports
+    from diagnose.nightly.compare import CaseComparison, GateSettings, compare_reports, verdict_change
 
     settings = settings or GateSettings()
     comparisons: list[CaseComparison] = []
@@ -101,8 +129,9 @@ def compare_runs(baseline: RunRecord | None, current: RunRecord,
             why = "new case: not in the baseline" if base is None else (
                 f"the baseline has no report for this case ({base.error or base.status})")
             kind = "new_case" if base is None else "no_baseline_report"
+            own = verdict_change(report)
             comparisons.append(CaseComparison(case_id=record.case_id, changes=[
-                _note(kind, "info", why, current=report.get("verdict"))]))
+                _note(kind, "info", why, current=report.get("verdict")), *([own] if own else [])]))
             continue
         comparison = compare_reports(base_report, report, settings)
         if base.content_hash and base.content_hash != record.content_hash:
@@ -110,6 +139,9 @@ def compare_runs(baseline: RunRecord | None, current: RunRecord,
                          baseline=base.content_hash, current=record.content_hash,
                          evidence={"baseline_hash": base.content_hash, "current_hash": record.content_hash})
             comparison = dataclasses.replace(comparison, changes=[note, *comparison.changes])
+        own = verdict_change(report)
+        if own is not None:
+            comparison = dataclasses.replace(comparison, changes=[*comparison.changes, own])
         comparisons.append(comparison)
     return comparisons
 

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from diagnose.nightly import GATE_FAILED_EXIT, NightlyResult
-from diagnose.nightly.compare import CaseComparison, Change
+from diagnose.nightly.compare import CaseComparison, Change, verdict_change
 from diagnose.nightly.junit import render_junit
 from diagnose.nightly.markdown import MAX_CHARS, escape, fenced, render_markdown
 from diagnose.nightly.runner import CaseRecord, RunRecord
@@ -89,6 +89,7 @@ def test_junit_has_one_testcase_per_case_and_failures_where_expected(fail_on: st
     by_name = {c.get("name"): c for c in cases}
     broken = by_name["broken"].find("failure")
     assert broken.get("type") == "fail" and "truncation_rate" in broken.get("message")
+    assert broken.get("message").startswith("regression: ")
     body = broken.text
     assert '"p_value": 0.0002' in body and '"current_k": 8' in body  # the evidence, as JSON
     out = by_name["steady"].find("system-out").text
@@ -149,3 +150,16 @@ def test_markdown_all_passing() -> None:
     md = render_markdown(result)
     assert "✅ gate passed" in md and "### Details" not in md
     assert json.dumps(md)  # plain text
+
+
+def test_a_failing_verdict_without_regression_fails_the_gate_and_says_so() -> None:
+    result = make_result("fail")
+    own = verdict_change(report("steady") | {"verdict": "fail", "findings": [
+        {"stage": "input", "rule": "input.value_conflict", "severity": "fail", "evidence": {}, "advice": "x"}]})
+    result.comparisons[0] = CaseComparison("steady", [own])
+    steady = next(c for c in ET.fromstring(render_junit(result)).iter("testcase") if c.get("name") == "steady")
+    message = steady.find("failure").get("message")
+    assert message.startswith("verdict: ") and "input.value_conflict" in message
+    md = render_markdown(result)
+    assert "gate failed (fail on: fail): 3 case(s) regressed against the baseline, 1 case(s) have a failing verdict" in md
+    assert verdict_change(report("steady")) is None  # an "ok" verdict adds nothing

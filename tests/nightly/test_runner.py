@@ -272,3 +272,23 @@ def test_real_pipeline_two_cases_twice_then_a_changed_budget(tmp_path: Path) -> 
     assert comparison.status == "fail"
     assert any(c.kind == "truncation_rate" and c.severity == "fail" for c in comparison.regressions)
     assert comparison.changes[0].kind == "case_changed"
+
+
+def test_a_case_is_gated_on_its_own_verdict_with_or_without_a_baseline(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    fresh = run_nightly(CHANGED, runs, None, diagnose_factory=Counting)  # no baseline: every case is new
+    status = {c.case_id: c.status for c in fresh.comparisons}
+    verdicts = {c.case_id: fresh.run.report(c.case_id)["verdict"] for c in fresh.comparisons}
+    assert {k for k, v in verdicts.items() if v != "ok"} == {"canberra-capital", "eiffel-tower-opening"}
+    for case_id, verdict in verdicts.items():
+        assert status[case_id] == {"ok": "pass", "warn": "warn", "fail": "fail"}[verdict]
+    eiffel = next(c for c in fresh.comparisons if c.case_id == "eiffel-tower-opening")
+    assert eiffel.regressions == [] and eiffel.failing_verdict.severity == "fail"
+    assert "input.value_conflict" in eiffel.failing_verdict.message
+    assert fresh.exit_status("fail") == GATE_FAILED_EXIT and fresh.exit_status("never") == 0
+    assert fresh.failing_reasons("warn") == {"regressed": 0, "failing_verdict": 2}
+    assert fresh.failing_reasons("fail") == {"regressed": 0, "failing_verdict": 1}
+    assert "0 case(s) regressed" in fresh.gate_line("warn") and "2 case(s) have a failing verdict" in fresh.gate_line("warn")
+    again = run_nightly(CHANGED, runs, fresh.run.run_id, diagnose_factory=Counting)  # nothing regressed
+    assert {c.case_id for c in again.failing("warn")} == {"canberra-capital", "eiffel-tower-opening"}
+    assert all(c.regressions == [] for c in again.comparisons)
