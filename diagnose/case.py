@@ -13,7 +13,7 @@ from typing import Any, Union
 
 import msgspec
 
-from diagnose.adapters.documents import to_document
+from diagnose.adapters.documents import to_documents
 from diagnose.document import Document
 from diagnose.errors import CaseError
 
@@ -110,7 +110,7 @@ class Case(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     def __post_init__(self) -> None:
         if any(not isinstance(d, Document) for d in self.documents):
-            self.documents = [to_document(d, i) for i, d in enumerate(self.documents)]
+            self.documents = to_documents(self.documents)
         validate_case(self)
 
 

@@ -329,7 +329,7 @@ def test_langchain_documents_are_converted() -> None:
     )
     assert case.documents == [
         Document(id="x", text="first", score=0.5, source="wiki/A"),
-        Document(id="d1", text="second", score=None, source="wiki/B"),
+        Document(id="wiki/B", text="second", score=None, source="wiki/B"),  # a stable id: the source
         Document(id="d2", text="third", score=None, source=None),
     ]
     assert all(isinstance(d, Document) for d in case.documents)

@@ -16,19 +16,29 @@ message, ``template`` with ``{documents}`` and ``{question}`` filled in
 message and every character of its user message around the document block and
 the question; this is checked when the case is built (``ValueError`` when the
 prompt cannot be expressed that way: documents in the system message, chat
-history or few-shot turns, non-text content). The document block is exact too
-when the chain joins page contents with blank lines (the usual ``format_docs``,
-our default): the case then carries ``document_format: "{text}"`` and
-``document_separator: "\n\n"``. With a custom ``format_document`` callable the
-block is written in diagnose's own layout (a ``Document [i] (id: ...)`` header
-per document) unless ``document_format``/``document_separator`` are given to
-match it; the documents stay separate either way, since gravity centers,
-conflicts and noise are computed per document.
+history or few-shot turns, non-text content). The document block is exact too:
+the chain's per-document format and separator are recovered from the rendered
+block (``adapters.block_layout``: page contents joined by blank lines, a
+stuff-documents chain's ``document_prompt``, bullets, headers naming the
+index, id or source) and carried as ``document_format``/``document_separator``.
+Only when no single format and separator write the block (a formatter that
+prints other metadata) does the case fall back to diagnose's own layout, with a
+``UserWarning``; pass ``document_format``/``document_separator`` to match it.
+The documents stay separate either way, since gravity centers, conflicts and
+noise are computed per document. Document ids are stable across runs
+(``adapters.documents``: ``metadata["id"]`` or ``source`` before a vector
+store's random UUID).
+
+A handler that stops the chain before its model (``stop_before_model``) does it
+by raising :class:`PromptCaptured`; LangChain logs every exception a handler
+raises, so that one log line is filtered out (it is not an error).
 """
 
 from __future__ import annotations
 
+import logging
 import re
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,7 +53,8 @@ from langchain_core.prompts import BasePromptTemplate
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from diagnose.adapters.documents import to_document
+from diagnose.adapters.block_layout import infer_layout
+from diagnose.adapters.documents import to_documents
 from diagnose.case import Case, case_from_dict
 from diagnose.report import write_atomic
 from diagnose.prompt import user_message
@@ -123,8 +134,6 @@ def case_from_retriever(
             variable = document_variable if slot == "{documents}" else question_variable
             raise ValueError(f"the prompt's human message does not use the variable {variable!r}")
     template = marked_human.replace(_CONTEXT_MARK, "{documents}").replace(_QUESTION_MARK, "{question}")
-    if format_document is None:  # join_page_content, expressed in the case's own layout fields
-        case_fields = {"document_format": "{text}", "document_separator": "\n\n", **case_fields}
     return _build(id, question, documents, system, template, human, context, case_fields)
 
 
@@ -156,6 +165,17 @@ class PromptCaptured(Exception):
     """Raised by a ``stop_before_model`` handler to end the chain before the model call."""
 
 
+class _DropPromptCaptured(logging.Filter):
+    """LangChain logs "Error in <handler> callback: PromptCaptured(...)" before re-raising it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "PromptCaptured" not in record.getMessage()
+
+
+_CALLBACK_LOGGER = logging.getLogger("langchain_core.callbacks.manager")
+_DROP_PROMPT_CAPTURED = _DropPromptCaptured()
+
+
 class CaseCaptureHandler(BaseCallbackHandler):
     """Records a live chain's retrieval and rendered prompt, to write them as a case.
 
@@ -179,6 +199,8 @@ class CaseCaptureHandler(BaseCallbackHandler):
         self.question_variable = question_variable
         self.stop_before_model = stop_before_model
         self.raise_error = stop_before_model
+        if stop_before_model and _DROP_PROMPT_CAPTURED not in _CALLBACK_LOGGER.filters:
+            _CALLBACK_LOGGER.addFilter(_DROP_PROMPT_CAPTURED)
         self.query: str | None = None
         self.documents: list[LCDocument] | None = None
         self.prompt_inputs: dict[str, Any] | None = None
@@ -297,6 +319,8 @@ def _build(
             "the case template does not reproduce the chain's human message (does the prompt "
             "or a document contain the literal text {documents} or {question}?)"
         )
+    if "document_format" not in case_fields:
+        case_fields = {**_layout_fields(context, documents), **case_fields}
     case = _case(
         id=id, question=question, documents=documents, system=system, template=template, **case_fields
     )
@@ -307,11 +331,25 @@ def _build(
     return case
 
 
+def _layout_fields(context: str, documents: list[LCDocument]) -> dict[str, str]:
+    """``document_format``/``document_separator`` that write the chain's block exactly;
+    none (diagnose's own layout, with a warning) when no single format and separator can."""
+    layout = infer_layout(context, to_documents(documents))
+    if layout is None:
+        warnings.warn(
+            "the chain's document block cannot be written as one document_format and separator; "
+            "the case uses diagnose's own layout, so the diagnosed prompt differs from the chain's "
+            "around each document (pass document_format= and document_separator= to match it)",
+            UserWarning, stacklevel=4)
+        return {}
+    return {"document_format": layout[0], "document_separator": layout[1]}
+
+
 def _case(*, documents: Sequence[Any], **fields: Any) -> Case:
     """Validate through ``case_from_dict``, so plain dicts work for ``sampling`` and
     ``constraints`` and errors name the field (CaseError)."""
     data = msgspec.to_builtins(fields)
-    data["documents"] = [msgspec.to_builtins(to_document(d, i)) for i, d in enumerate(documents)]
+    data["documents"] = [msgspec.to_builtins(d) for d in to_documents(documents)]
     return case_from_dict(data)
 
 

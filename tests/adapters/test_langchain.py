@@ -11,7 +11,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models.fake import FakeListLLM
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.output_parsers import StrOutputParser
-from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder, PromptTemplate
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder, PromptTemplate, format_document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnablePassthrough
 from langchain_core.vectorstores import InMemoryVectorStore
@@ -84,19 +84,39 @@ def test_case_from_retriever_reproduces_the_chain_prompt_around_the_document_blo
     assert build_messages(case) == chain
 
 
-def test_custom_document_formatter_falls_back_to_diagnose_layout():
+def test_a_custom_document_formatter_is_recovered_exactly():
     def bulleted(docs):
         return "\n".join(f"- {d.page_content}" for d in docs)
 
     case = case_from_retriever("bridge", QUESTION, FixedRetriever(docs=DOCS), _prompt(), format_document=bulleted)
-    chain = _chain_messages(_prompt(), DOCS, bulleted)
-    block = bulleted(DOCS)
-    ours = chain[1]["content"].replace(block, format_documents(case.documents))
+    assert (case.document_format, case.document_separator) == ("- {text}", "\n")
+    assert build_messages(case) == _chain_messages(_prompt(), DOCS, bulleted)
+
+
+def test_a_stuff_documents_layout_naming_each_source_is_recovered_exactly():
+    # What a stuff-documents chain does: each document through its document_prompt, joined by a separator.
+    document_prompt = PromptTemplate.from_template("Source: {source}\n{page_content}")
+    sourced = [LCDocument(page_content=d.page_content, metadata={"source": f"kb/{i}"}) for i, d in enumerate(DOCS)]
+
+    def stuff(docs):
+        return "\n\n---\n\n".join(format_document(d, document_prompt) for d in docs)
+
+    case = case_from_retriever("bridge", QUESTION, FixedRetriever(docs=sourced), _prompt(), format_document=stuff)
+    assert (case.document_format, case.document_separator) == ("Source: {source}\n{text}", "\n\n---\n\n")
+    assert build_messages(case) == _chain_messages(_prompt(), sourced, stuff)
+
+
+def test_a_block_no_format_can_write_falls_back_with_a_warning():
+    def page_numbers(docs):  # metadata a case does not hold
+        return "\n".join(f"p.{i * 7}: {d.page_content}" for i, d in enumerate(docs, 2))
+
+    with pytest.warns(UserWarning, match="cannot be written as one document_format"):
+        case = case_from_retriever("bridge", QUESTION, FixedRetriever(docs=DOCS), _prompt(),
+                                   format_document=page_numbers)
+    chain = _chain_messages(_prompt(), DOCS, page_numbers)
     assert case.document_format is None
-    assert build_messages(case)[1]["content"] == ours
-    matched = case_from_retriever("bridge", QUESTION, FixedRetriever(docs=DOCS), _prompt(),
-                                  format_document=bulleted, document_format="- {text}", document_separator="\n")
-    assert build_messages(matched) == chain
+    assert build_messages(case)[1]["content"] == chain[1]["content"].replace(
+        page_numbers(DOCS), format_documents(case.documents))
 
 
 def test_case_from_retriever_is_exact_when_the_chain_formats_documents_like_diagnose():
@@ -172,9 +192,20 @@ def test_capture_handler_records_a_live_lcel_chain(tmp_path):
     assert [p.name for p in path.parent.iterdir()] == ["bridge.yaml"]  # no temp file left
 
 
-def test_case_from_chain_stops_before_the_model():
+def test_captured_case_sends_the_model_byte_for_byte_what_the_chain_sent():
+    sent = CaseCaptureHandler()  # records what the chat model receives
+    model = FakeListChatModel(responses=["1887"])
+    _lcel_chain(FixedRetriever(docs=DOCS), model).invoke(QUESTION, config={"callbacks": [sent]})
+    case = sent.case("captured")
+    role = {"system": "system", "human": "user"}
+    assert build_messages(case) == [{"role": role[r], "content": c} for r, c in sent.messages]
+
+
+def test_case_from_chain_stops_before_the_model(caplog):
     model = FakeListChatModel(responses=["a", "b"])
-    case = case_from_chain("stopped", QUESTION, _lcel_chain(FixedRetriever(docs=DOCS), model))
+    with caplog.at_level("WARNING"):
+        case = case_from_chain("stopped", QUESTION, _lcel_chain(FixedRetriever(docs=DOCS), model))
+    assert not [r for r in caplog.records if "callback" in r.getMessage()]  # no "Error in ... callback"
     assert model.i == 0  # never called
     assert case.template == "Context:\n{documents}\n\nQuestion: {question}"
     assert len(case.documents) == 3
@@ -225,3 +256,16 @@ def test_only_this_adapter_imports_langchain():
 
     importing = sorted(str(p.relative_to(package)) for p in package.rglob("*.py") if imports_langchain(p))
     assert importing == ["adapters/langchain.py"]
+
+
+def test_vector_store_uuids_give_way_to_metadata_ids_and_sources():
+    store = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))
+    chunks = [LCDocument(page_content="Chunk one of the handbook.", metadata={"source": "hr/handbook.pdf"}),
+              LCDocument(page_content="Chunk two of the handbook.", metadata={"source": "hr/handbook.pdf"}),
+              LCDocument(page_content="A policy page.", metadata={"id": "policy-7", "source": "hr/policy"})]
+    store.add_documents(chunks)  # the store assigns each a random UUID
+    stored = [store.get_by_ids([i])[0] for i in store.store]
+    assert all(len(d.id) == 36 for d in stored)
+    ids = {d.text: d.id for d in case_from_documents("c", QUESTION, stored).documents}
+    assert ids == {"Chunk one of the handbook.": "hr/handbook.pdf", "Chunk two of the handbook.": "hr/handbook.pdf#2",
+                   "A policy page.": "policy-7"}
