@@ -118,13 +118,15 @@ def inputs(case: Path, out: Path | None, read: bool, fail_on: str) -> int:
 @click.option("--server", help="Sample on an OpenAI-compatible server instead (base URL, e.g. http://127.0.0.1:8000/v1).")
 @click.option("--server-model", help="Model name to ask the server for (required with --server).")
 @click.option("--framework", type=click.Choice(["vllm", "llamacpp", "ollama", "openai"]), default="vllm", show_default=True, help="What serves --server: decides which parameters are sent and how they are read.")
+@click.option("--min-p", type=click.FloatRange(0.0, 1.0), help="With --server: send this min_p (vLLM, llama.cpp); unset, the server's default applies (llama.cpp: 0.05) and is recorded.")
+@click.option("--server-concurrency", type=click.IntRange(1, 64), default=4, show_default=True, help="With --server: requests in flight at once (the samples are the same at any value).")
 @click.option("--static", is_flag=True, help="Make the centers from the text alone, without the sampled model reading each document first.")
 @click.option("--repair", is_flag=True, help="Try the changes the findings call for, one at a time: re-sample each with the same seeds and report which ones verifiably fix the wobble (`repairs`).")
 @click.option("--repair-budget", type=click.IntRange(min=0), metavar="N", help="With --repair: samples the candidates may draw in all (default: 4 x seeds x temperatures); candidates past it are listed as skipped.")
 @fail_on_option("never", "the verdict")
 def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, ablation: bool,
         baseline_path: Path | None, server: str | None, server_model: str | None, framework: str,
-        static: bool, repair: bool, repair_budget: int | None, fail_on: str) -> int:
+        min_p: float | None, server_concurrency: int, static: bool, repair: bool, repair_budget: int | None, fail_on: str) -> int:
     """The whole pipeline: input stage, sampling on the case's model, triage.
 
     Before sampling, the same model reads each document alone (the read tier),
@@ -140,7 +142,10 @@ def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, a
     console = Console()
     parsed = load_case(case)
     baseline = _baseline_environment(baseline_path) if baseline_path else None
-    remote = _remote(server, server_model, framework) if server is not None else None
+    if server is None and (min_p is not None or server_concurrency != 4):
+        raise click.UsageError("--min-p and --server-concurrency need --server")
+    remote = _remote(server, server_model, framework, min_p=min_p,
+                     concurrency=server_concurrency) if server is not None else None
     if ablation and remote:
         raise click.UsageError("--ablation samples on the local model; it cannot be combined with --server")
     if repair_budget is not None and not repair:
@@ -388,9 +393,12 @@ _BENCH_OPTIONS = {"sampling.temperatures": "--temperatures", "sampling.seeds": "
                   "sampling.max_new_tokens": "--max-new-tokens"}
 
 
-def _remote(server: str, model: str | None, framework: str):
+def _remote(server: str, model: str | None, framework: str, *, min_p: float | None = None,
+            concurrency: int = 4):
+    """The server backend, checked against the server's own model list before anything loads."""
     from urllib.parse import urlsplit
 
+    from diagnose.errors import BackendError
     from diagnose.sampling.remote import RemoteBackend
     from diagnose.settings import openai_api_key
 
@@ -400,7 +408,14 @@ def _remote(server: str, model: str | None, framework: str):
                                  param_hint="'--server'")
     if not model or not model.strip():
         raise click.UsageError("--server needs --server-model (the model name the server serves)")
-    return RemoteBackend(server, model, framework, api_key=openai_api_key())
+    backend = RemoteBackend(server, model, framework, api_key=openai_api_key(), min_p=min_p,
+                            concurrency=concurrency)
+    try:
+        backend.check_server()
+    except BackendError as exc:
+        backend.close()
+        raise click.BadParameter(str(exc), param_hint="'--server'/'--server-model'") from None
+    return backend
 
 
 def _baseline_environment(path: Path) -> dict:

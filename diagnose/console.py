@@ -91,12 +91,7 @@ class Console:
             sev = _SEVERITY_STYLE[finding.severity]
             o.print(f"  [{sev}]{finding.severity:>4}[/] {finding.stage:<11} {finding.rule}")
             o.print(f"       {finding.advice}", markup=False, highlight=False)
-        env = report.environment
-        o.print(
-            f"environment: {env.get('model_id') or 'no generator'} · {env.get('device') or '-'} · "
-            f"{env.get('dtype') or '-'} · torch threads {env.get('threads')}",
-            markup=False,
-        )
+        o.print(f"environment: {environment_line(report.environment)}", markup=False)
 
     @staticmethod
     def _runs_table(report: Report) -> Table:
@@ -117,3 +112,14 @@ class Console:
 
 def _num(value: float | None, spec: str) -> str:
     return "n/a" if value is None else format(value, spec)
+
+
+def environment_line(env: dict) -> str:
+    """Where the samples came from: the server and its model for a remote run, else the local device."""
+    server = env.get("server") or {}
+    if server.get("base_url"):
+        quant = f" · {env['quantization']}" if env.get("quantization") else ""
+        framework = (env.get("framework") or {}).get("framework") or "a server"
+        return f"{env.get('model_id')} served by {framework} at {server['base_url']}{quant}"
+    return (f"{env.get('model_id') or 'no generator'} · {env.get('device') or '-'} · "
+            f"{env.get('dtype') or '-'} · torch threads {env.get('threads')}")

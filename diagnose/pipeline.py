@@ -158,6 +158,9 @@ class Diagnoser:
         environment = fingerprint(backend.identity, self.registry.embedder_identity(), backend.name)
         if remote:
             environment["framework"] = remote.semantics
+            environment.update(server={"base_url": remote.base_url, **{
+                key: remote.identity.get(key) for key in ("server_model", "served", "system_fingerprint")}},
+                threads=None)  # the server's threads, not this process's, produced the samples
         report = self._report(case, analysis, sampling, environment, determinism, baseline_environment)
         if repair:
             report = self._repair(report, case, analysis, traces, backend, seed_offset, repair_budget)

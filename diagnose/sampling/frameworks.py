@@ -38,7 +38,8 @@ FRAMEWORK_SEMANTICS: dict[str, dict[str, Any]] = {
         "seed": "per-request torch.Generator: a seeded row does not depend on its batch",
         "logprobs": "raw model distribution by default (V1 engine, --logprobs-mode "
         "raw_logprobs); processed when the server runs a processed_* logprobs mode or the V0 engine",
-        "accepts": ["top_k", "repetition_penalty"],
+        "accepts": ["top_k", "repetition_penalty", "min_p"],
+        "reference": "https://docs.vllm.ai/en/latest/api/vllm/sampling_params.html",
     },
     "llamacpp": {
         "order": [
@@ -49,8 +50,8 @@ FRAMEWORK_SEMANTICS: dict[str, dict[str, Any]] = {
         "defaults": {
             "temperature": 0.8, "top_k": 40, "top_p": 0.95, "min_p": 0.05,
             "repeat_penalty": 1.0, "repeat_last_n": 64, "seed": "random", "n_predict": -1,
-            "note": "min_p 0.05 stays active (this backend does not send min_p) unless "
-            "extra_body overrides it; llama-cpp-python's server has its own request "
+            "note": "min_p 0.05 stays active unless the request sets it (diagnose "
+            "--min-p); llama-cpp-python's server has its own request "
             "defaults (temperature 0.8, top_k 40, top_p 0.95, min_p 0.05, repeat_penalty "
             "1.1: llama_cpp/server/types.py) and a repeat window fixed at model load "
             "(last_n_tokens_size 64)",
@@ -62,7 +63,8 @@ FRAMEWORK_SEMANTICS: dict[str, dict[str, Any]] = {
         "seed": "one mt19937 per sampler, seeded per request; 0xFFFFFFFF means random",
         "logprobs": "raw softmax of the model logits (llama-server with "
         "post_sampling_probs=false, the default; llama-cpp-python from its raw scores)",
-        "accepts": ["top_k", "repeat_penalty"],
+        "accepts": ["top_k", "repeat_penalty", "min_p"],
+        "reference": "https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md",
     },
     "ollama": {
         "order": [
@@ -83,6 +85,7 @@ FRAMEWORK_SEMANTICS: dict[str, dict[str, Any]] = {
         "logprobs": "softmax of the raw logits, in newer versions divided by the "
         "temperature first; never the truncated (top_k/top_p) distribution",
         "accepts": [],
+        "reference": "https://github.com/ollama/ollama/blob/main/docs/openai.md",
     },
     "openai": {
         "order": "not published",
@@ -97,11 +100,12 @@ FRAMEWORK_SEMANTICS: dict[str, dict[str, Any]] = {
         "seed": "best effort only (deprecated); compare system_fingerprint",
         "logprobs": "not documented which distribution",
         "accepts": [],
+        "reference": "https://platform.openai.com/docs/api-reference/chat/create",
     },
 }
 for _framework, _entry in FRAMEWORK_SEMANTICS.items():
     _entry["framework"] = _framework
-    _entry["source"] = "shared/reference/sampler-semantics.md"
+    _entry["source"] = _entry.pop("reference")
 
 
 _UNAVAILABLE: dict[str, list[str]] = {

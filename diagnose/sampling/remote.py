@@ -46,6 +46,7 @@ from diagnose.sampling.frameworks import (
     unavailable_metrics,
 )
 from diagnose.sampling.remote_http import JsonPoster
+from diagnose.sampling.remote_models import list_models, quantization_of, served_entry
 from diagnose.sampling.remote_trace import RemoteTrace, TokenTable, first_choice, logprob, read_choice
 
 __all__ = [
@@ -74,7 +75,10 @@ class RemoteBackend:
     client made here is closed by :meth:`close`. ``extra_body`` is merged into
     every request (e.g. ``{"min_p": 0}`` to switch off llama.cpp's hidden min-p).
     ``concurrency`` > 1 sends that many rows at once; the traces, and the local
-    token ids, are the same as with 1.
+    token ids, are the same as with 1. ``min_p`` is sent where the framework takes
+    it (vLLM, llama.cpp); None leaves the server's default, which the environment
+    records (llama.cpp's is 0.05, on unless set). :meth:`check_server` asks the
+    server what it serves and records the model's entry and quantization.
     """
 
     name = "remote"
@@ -94,6 +98,7 @@ class RemoteBackend:
         backoff: float = 0.5,
         extra_body: Mapping[str, Any] | None = None,
         concurrency: int = 1,
+        min_p: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if framework not in FRAMEWORKS:
@@ -102,6 +107,8 @@ class RemoteBackend:
             raise ValueError("base_url must not be empty")
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
+        if min_p is not None and not 0.0 <= min_p <= 1.0:
+            raise ValueError(f"min_p must be in [0, 1] (got {min_p})")
         self.name = f"remote-{framework}"
         self.base_url = base_url.strip().rstrip("/")
         self.url = f"{self.base_url}/chat/completions"
@@ -110,11 +117,13 @@ class RemoteBackend:
         self.timeout = timeout
         self.extra_body = dict(extra_body or {})
         self.concurrency = concurrency
+        self.min_p = min_p
         headers = {"Content-Type": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         self._owns_client = client is None
         self._client = client if client is not None else httpx.Client(timeout=timeout)
+        self._headers = headers
         self._http = JsonPoster(self.url, framework, self._client, headers, timeout, max_retries, backoff, sleep)
         self._tokens = TokenTable()
         self.identity: dict[str, Any] = {
@@ -126,6 +135,7 @@ class RemoteBackend:
         }
         self.semantics: dict[str, Any] = dict(FRAMEWORK_SEMANTICS[framework])
         self.semantics["unavailable_metrics"] = unavailable_metrics(framework)
+        self.semantics["min_p"] = self._min_p_in_effect()
         self.unavailable = unavailable_metrics(framework)
         """Contract metrics reported as null for this backend."""
         self.eos_token_ids: frozenset[int] = frozenset()  # the server strips end tokens
@@ -147,6 +157,29 @@ class RemoteBackend:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # -- the server ----------------------------------------------------------- #
+
+    def check_server(self) -> dict[str, Any]:
+        """``GET /models``: the served entry of this backend's model (also kept in ``identity``).
+
+        Raises :class:`BackendError` at once for an unreachable server, a base URL
+        that is not OpenAI-compatible (with a hint when ``/v1`` is missing), or a
+        model the server does not serve (naming the ones it does).
+        """
+        entry = served_entry(list_models(self._client, self.base_url, self._headers), self.model, self.base_url)
+        self.identity["served"] = entry
+        self.identity["server_model"] = entry.get("id")
+        self.identity["quantization"] = quantization_of(entry, self.model)
+        return entry
+
+    def _min_p_in_effect(self) -> dict[str, Any]:
+        """The min-p the server applies: the one sent, else the framework's default."""
+        if self.min_p is not None and "min_p" in FRAMEWORK_SEMANTICS[self.framework].get("accepts", []):
+            return {"value": self.min_p, "set_by": "request"}
+        default = FRAMEWORK_SEMANTICS[self.framework]["defaults"].get("min_p")
+        return {"value": default if isinstance(default, (int, float)) else None, "set_by": "server default",
+                **({"ignored_request_value": self.min_p} if self.min_p is not None else {})}
+
     # -- requests ------------------------------------------------------------- #
 
     def sampling_parameters(self, spec: SamplingSpec) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -167,6 +200,8 @@ class RemoteBackend:
             "logprobs": True,
             "top_logprobs": 2,
         }
+        if self.min_p is not None and "min_p" in FRAMEWORK_SEMANTICS[self.framework].get("accepts", []):
+            body["min_p"] = self.min_p
         body.update(self.extra_body)
         return body
 

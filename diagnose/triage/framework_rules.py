@@ -29,10 +29,15 @@ def sampler_portability(ctx: TriageContext) -> Flag | None:
         notes["Hugging Face"] = "temperature 0 with do_sample=True raises; use do_sample=False"
     served = ctx.environment.get("framework") or {}
     dropped = served.get("dropped_parameters") or {}
+    hidden_min_p = _hidden_min_p(served)
     if served:
         notes[f"{served.get('framework')} (sampled here)"] = (
             f"sampler order: {' → '.join(served.get('order') or ['unknown'])}"
             + (f"; ignored parameters: {', '.join(sorted(dropped))}" if dropped else "")
+            + (f"; min_p {hidden_min_p} is on by the server's default (the case sets none): "
+               "the samples skip every token below that share of the top token's probability; "
+               "diagnose run --min-p 0 switches it off, or set it to what you deploy with"
+               if hidden_min_p else "")
         )
     if not notes:
         return None
@@ -52,10 +57,19 @@ def sampler_portability(ctx: TriageContext) -> Flag | None:
         evidence["threshold"] = limit
     if dropped:
         evidence["dropped_parameters"] = dropped
+    if hidden_min_p:
+        evidence["min_p"] = served.get("min_p")
     return Flag(
-        "warn" if material or dropped else "info",
+        "warn" if material or dropped or hidden_min_p else "info",
         evidence,
         "These settings do not mean the same sampler in every serving framework. Diagnose with "
         "the framework you deploy on (an OpenAI-compatible backend), or pin parameters that "
         "behave alike everywhere (top_k 0, top_p 0.9, repetition_penalty 1.0).",
     )
+
+
+def _hidden_min_p(served: dict) -> float | None:
+    """The min-p a server applies by its own default (not sent by the request), when it is on."""
+    min_p = served.get("min_p") or {}
+    value = min_p.get("value")
+    return value if min_p.get("set_by") == "server default" and isinstance(value, (int, float)) and value > 0 else None

@@ -53,3 +53,20 @@ def test_parameters_a_served_framework_ignores_make_it_a_warning():
     assert flagged.severity == "warn"
     assert flagged.evidence["dropped_parameters"] == {"top_k": 50}
     assert "top_k → temperature → top_p" in flagged.evidence["differences"]["ollama (sampled here)"]
+
+
+def test_a_min_p_on_by_the_servers_default_is_a_warning_and_one_sent_is_not():
+    context = _context({0.7: 0.0})
+
+    def flag(min_p: dict):
+        served = {"framework": "llamacpp", "order": ["top_k", "min_p", "temperature"], "min_p": min_p}
+        return sampler_portability(TriageContext(
+            case=context.case, inputs=context.inputs, sampling=context.sampling,
+            environment={"framework": served}, thresholds=context.thresholds,
+        ))
+
+    hidden = flag({"value": 0.05, "set_by": "server default"})
+    assert hidden.severity == "warn" and hidden.evidence["min_p"]["value"] == 0.05
+    assert "--min-p 0" in hidden.evidence["differences"]["llamacpp (sampled here)"]
+    assert flag({"value": 0.05, "set_by": "request"}).severity == "info"
+    assert flag({"value": None, "set_by": "server default"}).severity == "info"
