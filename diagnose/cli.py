@@ -466,6 +466,9 @@ def _write_all(outputs: dict[Path, str]) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: maps engine errors to exit codes and one clear message."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # transformers draws its own weight-loading bars through huggingface_hub's switch;
+    # our progress (a bar, or plain lines off a terminal) already says what loads.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     code = _run(lambda: cli.main(args=argv, prog_name="diagnose", standalone_mode=False), debug)
     sys.exit(code)

@@ -1,14 +1,26 @@
-"""Terminal output: the progress bar on stderr and the readable summary on stdout."""
+"""Terminal output: progress on stderr and the readable summary on stdout.
+
+On a terminal, progress is a live bar; anywhere else (CI logs, a redirected
+stderr) it is plain lines: one when a phase starts and one at most every
+:data:`LINE_INTERVAL_S` seconds while it runs, so a long run shows it is alive.
+The summary fits 80 columns: short table headings with a legend, center pull by
+label on a line per temperature, wrapped lines indented under what they belong to.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import sys
+import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, TextIO
 
+from rich import box
 from rich.console import Console as RichConsole
+from rich.padding import Padding
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from diagnose.report import Report
 
@@ -40,13 +52,53 @@ class _BarProgress:
             self._progress.update(self._task, completed=completed, description=description)
 
 
+#: Seconds between two plain progress lines of one phase.
+LINE_INTERVAL_S = 15.0
+
+
+class LineProgress:
+    """The pipeline's Progress protocol as plain, timestamped lines (off a terminal)."""
+
+    def __init__(self, stream: TextIO, clock: Callable[[], float] = time.monotonic,
+                 interval: float = LINE_INTERVAL_S) -> None:
+        self._stream, self._clock, self._interval = stream, clock, interval
+        self._start = clock()
+        self._description = ""
+        self._total: int | None = None
+        self._last = float("-inf")
+
+    def phase(self, description: str, total: int | None = None) -> None:
+        self._description, self._total = description, total
+        self._last = float("-inf")
+        self._line(f"{description} ..." if not total else f"{description}: 0/{total}")
+
+    def update(self, completed: int, description: str | None = None) -> None:
+        self._description = description or self._description
+        if self._clock() - self._last >= self._interval or (self._total and completed >= self._total):
+            self._line(f"{self._description}: {completed}/{self._total}" if self._total
+                       else f"{self._description}: {completed}")
+
+    def finish(self) -> None:
+        """Nothing to close: every line is already written."""
+
+    def _line(self, text: str) -> None:
+        now = self._clock()
+        self._last = now
+        elapsed = int(now - self._start)
+        self._stream.write(f"[{elapsed // 60:02d}:{elapsed % 60:02d}] {text}\n")
+        self._stream.flush()
+
+
 class Console:
     def __init__(self) -> None:
         self.out = RichConsole()
         self.err = RichConsole(stderr=True)
 
     @contextlib.contextmanager
-    def progress(self) -> Iterator[_BarProgress]:
+    def progress(self) -> Iterator[_BarProgress | LineProgress]:
+        if not self.err.is_terminal:
+            yield LineProgress(sys.stderr)
+            return
         bar = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -85,29 +137,63 @@ class Console:
             o.print(f"  {pair.kind}: {pair.a} vs {pair.b}  {pair.evidence}", markup=False)
         if report.sampling:
             o.print(self._runs_table(report))
+            o.print(Padding(Text(_RUNS_LEGEND), (0, 0, 0, 2)))
+            labels = {c.id: c.label for c in inp.gravity_centers}
+            for run in report.sampling.runs:
+                o.print(Padding(Text(f"pull at T={run.temperature:g}: {pull_cell(run.center_pull, labels)}"),
+                                (0, 0, 0, 2)))
         if report.findings:
             o.print("[bold]findings[/] (checklist order: input → sampling → length → environment → framework)")
         for finding in report.findings:
             sev = _SEVERITY_STYLE[finding.severity]
             o.print(f"  [{sev}]{finding.severity:>4}[/] {finding.stage:<11} {finding.rule}")
-            o.print(f"       {finding.advice}", markup=False, highlight=False)
+            o.print(Padding(Text(finding.advice), (0, 0, 0, 7)))
         o.print(f"environment: {environment_line(report.environment)}", markup=False)
 
     @staticmethod
     def _runs_table(report: Report) -> Table:
-        table = Table(title="sampling", title_justify="left")
-        for column in ("T", "n", "1st-tok div", "entropy", "ppl", "repeat", "sem. entropy",
-                       "comply", "trunc", "center pull"):
-            table.add_column(column, justify="right" if column != "center pull" else "left")
+        table = Table(title="sampling", title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1),
+                      pad_edge=False)
+        for column, _ in _RUNS_COLUMNS:
+            table.add_column(column, justify="right", no_wrap=True)
         for run in report.sampling.runs if report.sampling else []:
-            pull = ", ".join(f"{c} {f:.2f}" for c, f in run.center_pull.items() if f > 0)
             table.add_row(
                 f"{run.temperature:g}", str(run.n), f"{run.first_token_divergence:.2f}",
                 _num(run.mean_entropy, ".2f"), _num(run.perplexity, ".1f"), f"{run.repetition_rate:.2f}",
-                f"{run.semantic_entropy:.2f}", f"{run.compliance_rate:.2f}",
-                f"{run.truncation_rate:.2f}", pull,
+                f"{run.semantic_entropy:.2f}", f"{run.compliance_rate:.2f}", f"{run.truncation_rate:.2f}",
             )
         return table
+
+
+_RUNS_COLUMNS = (
+    ("T", "temperature"), ("n", "samples"), ("div", "first-token divergence"), ("H", "mean entropy (nats)"),
+    ("ppl", "perplexity"), ("rep", "repetition rate"), ("semH", "semantic entropy (nats)"),
+    ("ok", "compliance rate"), ("trunc", "truncation rate"),
+)
+_RUNS_LEGEND = ", ".join(f"{short}: {long}" for short, long in _RUNS_COLUMNS[2:])
+
+#: Longest center label shown in a pull line.
+PULL_LABEL_CHARS = 32
+
+
+def pull_cell(pull: dict[str, float], labels: dict[str, str], top: int = 3) -> str:
+    """The leading centers by label with their shares ("none" for samples that follow none),
+    the rest summed, e.g. ``1937 .62 · 1952 .31 · +1 .07``."""
+    ranked = sorted(((share, center) for center, share in pull.items() if share > 0), reverse=True)
+    parts = [f"{_clip(labels.get(center, center))} {_share(share)}" for share, center in ranked[:top]]
+    rest = ranked[top:]
+    if rest:
+        parts.append(f"+{len(rest)} {_share(sum(share for share, _ in rest))}")
+    return " · ".join(parts)
+
+
+def _clip(label: str) -> str:
+    label = " ".join(str(label).split())
+    return label if len(label) <= PULL_LABEL_CHARS else label[: PULL_LABEL_CHARS - 1] + "…"
+
+
+def _share(share: float) -> str:
+    return "1" if share >= 0.995 else f"{share:.2f}".lstrip("0")
 
 
 def _num(value: float | None, spec: str) -> str:
