@@ -76,6 +76,12 @@ class Diagnoser:
             reader=reader,
         )
         analysis.report.prompt_tokens = len(prompt_ids)
+        marks = {d.id: d for d in case.documents}
+        for view in analysis.report.documents:  # the case's own date and authority marks, for pages and repairs
+            doc = marks.get(view.id)
+            if doc is not None:
+                view.date = doc.date.isoformat() if doc.date else None
+                view.authority = doc.authority
         return analysis, prompt_ids
 
     def inputs(self, case: Case, read: bool = False) -> Report:

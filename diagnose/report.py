@@ -69,6 +69,10 @@ class DocumentView(msgspec.Struct, kw_only=True):
     """Read tier: the generator's answer from this document alone."""
     yes_margin: float | None = None
     """Read tier, yes/no questions: log P(yes) - log P(no) from this document alone."""
+    date: str | None = None
+    """The case's ``documents[].date`` (ISO 8601), when it gives one."""
+    authority: str | None = None
+    """The case's ``documents[].authority``, when it gives one."""
 
 
 class InputReport(msgspec.Struct, kw_only=True):

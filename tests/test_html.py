@@ -357,3 +357,15 @@ def test_repairs_section_shows_each_candidate_escaped() -> None:
 def test_a_report_without_repairs_has_no_repairs_section() -> None:
     page = render_report_html(_report())
     assert 'id="repairs"' not in page and "Repairs" not in page
+
+
+def test_documents_table_shows_the_cases_authority_and_date_marks_only_when_given() -> None:
+    import msgspec
+
+    inp = _input()
+    plain = render_report_html(Report(case_id="t", verdict="warn", input=inp, findings=[], environment={"x": 1}))
+    assert "authority · date" not in plain
+    docs = [msgspec.structs.replace(inp.documents[0], authority="archived", date="2019-05-01"), *inp.documents[1:]]
+    marked = render_report_html(Report(case_id="t", verdict="warn", input=msgspec.structs.replace(inp, documents=docs),
+                                       findings=[], environment={"x": 1}))
+    assert "authority · date" in marked and "archived · 2019-05-01" in marked

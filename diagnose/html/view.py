@@ -57,6 +57,8 @@ class DocumentRow:
     claim: str
     read_answer: str
     """The generator's own answer from this document alone ("" in the static tier)."""
+    marks: str = ""
+    """The case's authority and date for the document ("" when it gives none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +90,8 @@ class InputView:
     documents: list[DocumentRow] = field(default_factory=list)
     read: bool = False
     """The read tier made the centers (show each document's own answer)."""
+    marked: bool = False
+    """The case marks some document's authority or date (show the column)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,9 +231,11 @@ def _input(inp: InputReport, sampling: SamplingReport | None, colors: Mapping[st
         documents=[
             DocumentRow(d.id, d.center or "noise", d.answer or "", d.claim or "",
                         "" if d.read_answer is None else d.read_answer
-                        + ("" if d.yes_margin is None else f" (yes margin {d.yes_margin:+.2f})"))
+                        + ("" if d.yes_margin is None else f" (yes margin {d.yes_margin:+.2f})"),
+                        " · ".join(m for m in (d.authority, d.date) if m))
             for d in inp.documents
         ],
+        marked=any(d.authority or d.date for d in inp.documents),
         read=inp.tier == "read",
         instruction_conflicts=[" ⟷ ".join(pair) for pair in inp.instruction_conflicts],
     )

@@ -23,8 +23,12 @@ input.noise_share                  ``drop_noise`` (the noise documents removed)
 framework.sampler_portability      ``pin_parameters`` (top_k 0, repetition_penalty 1.0)
 =================================  =====================================================
 
-Candidates come out in the order they are tried: by the severity of the finding
-they answer (fail, warn, info), then by the finding's place in the checklist.
+Documents may carry ``authority`` and ``date`` (``repair.standing``). When those marks
+put one center above the others, it is the center kept, and a candidate that removes
+it or keeps another center alone carries ``drops_authoritative`` in its change.
+Candidates come out in the order they are tried: those that drop the authoritative
+side last, then by the severity of the finding they answer (fail, warn, info), then
+by the finding's place in the checklist.
 Two candidates that make the same case are one (the first kept).
 """
 
@@ -40,6 +44,7 @@ from diagnose.case import MAX_NEW_TOKENS, MAX_TEMPERATURE, Case
 from diagnose.errors import CaseError
 from diagnose.report import SEVERITY_RANK, Finding, GravityCenter, InputReport, SamplingReport
 from diagnose.repair.language import disagreement_instruction, question_language
+from diagnose.repair.standing import drop_note, preferred_center
 from diagnose.triage.thresholds import TriageThresholds
 
 CENTER_RULES = ("input.competing_centers", "sampling.split_center_pull")
@@ -74,6 +79,11 @@ class Candidate:
     removes_documents: bool = False
     temperature_map: dict[float, float] = field(default_factory=dict)
     """Original temperature -> the candidate's, for a ``temperature`` change (else identity)."""
+
+    @property
+    def drops_authoritative(self) -> bool:
+        """It removes the center the case's authority and date marks put first (tried last)."""
+        return "drops_authoritative" in self.change
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -175,21 +185,31 @@ def dominant_center(inputs: InputReport, sampling: SamplingReport | None) -> Gra
 
 def _center_candidates(case: Case, inputs: InputReport, sampling: SamplingReport | None, add) -> None:
     dominant = dominant_center(inputs, sampling)
-    if dominant is not None and len(inputs.gravity_centers) >= 2:
+    preferred = preferred_center(inputs.gravity_centers, case.documents)
+    anchor = preferred or dominant
+    if anchor is not None and len(inputs.gravity_centers) >= 2:
+        def drops(center: GravityCenter) -> dict[str, Any]:
+            """The authoritative side a change loses, said in its ``change`` (empty: none)."""
+            return {"drops_authoritative": drop_note(preferred, case.documents)} if preferred is not None \
+                and center.id == preferred.id else {}
+
         for center in inputs.gravity_centers:
-            if center.id == dominant.id:
-                continue
+            if center.id == anchor.id and preferred is None:
+                continue  # no marks: the samples' dominant center is the one kept
             gone = set(center.documents)
             kept = [d for d in case.documents if d.id not in gone]
             if kept:
                 add(f"remove_center:{center.id}", {"kind": "remove_center", "center": center.id,
-                                                   "label": center.label, "removed": sorted(gone)},
+                                                   "label": center.label, "removed": sorted(gone), **drops(center)},
                     CENTER_RULES, CENTER_RULES, ["center_split", "semantic_entropy"], documents=kept)
-        keep = set(dominant.documents)
-        add(f"keep_center:{dominant.id}", {"kind": "keep_center", "center": dominant.id, "label": dominant.label,
-                                           "removed": [d.id for d in case.documents if d.id not in keep]},
-            CENTER_RULES, CENTER_RULES, ["center_split", "semantic_entropy"],
-            documents=[d for d in case.documents if d.id in keep])
+        for keep_center in [anchor] + ([dominant] if dominant is not None and dominant.id != anchor.id else []):
+            keep = set(keep_center.documents)
+            lost = drops(preferred) if keep_center.id != anchor.id else {}
+            add(f"keep_center:{keep_center.id}", {
+                "kind": "keep_center", "center": keep_center.id, "label": keep_center.label,
+                "removed": [d.id for d in case.documents if d.id not in keep], **lost},
+                CENTER_RULES, CENTER_RULES, ["center_split", "semantic_entropy"],
+                documents=[d for d in case.documents if d.id in keep])
     sentence = disagreement_instruction(case.question)
     if sentence not in (case.system or ""):
         system = f"{case.system.rstrip()} {sentence}" if case.system and case.system.strip() else sentence
@@ -244,5 +264,6 @@ def _unique(candidates: list[Candidate]) -> list[Candidate]:
 
 
 def _ordered(candidates: list[Candidate]) -> list[Candidate]:
-    """Most severe first, then by checklist place; ties keep their order (a stable sort)."""
-    return sorted(candidates, key=lambda c: (-SEVERITY_RANK[c.severity], c.rank))
+    """Candidates that drop the case's authoritative side last; then most severe first, then by
+    checklist place; ties keep their order (a stable sort)."""
+    return sorted(candidates, key=lambda c: (c.drops_authoritative, -SEVERITY_RANK[c.severity], c.rank))

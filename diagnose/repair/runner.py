@@ -154,7 +154,7 @@ def run_repairs(
     labels = {c.id: c.label for c in analysis.report.gravity_centers}
     repairs = [_judge(s, case, findings, original_runs, original_traces, family, settings, labels) for s in sampled]
     order = {s.candidate.id: i for i, s in enumerate(sampled)}
-    repairs.sort(key=lambda r: (VERDICT_RANK[r.verdict], _lead_p(r), order[r.id]))
+    repairs.sort(key=lambda r: ("drops_authoritative" in r.change, VERDICT_RANK[r.verdict], _lead_p(r), order[r.id]))
     best = repairs[0].id if repairs and repairs[0].verdict in annotate.VERIFIED else None
     overview = RepairOverview(
         budget=allowed, default_budget=default_budget(case), spent=spent, tests=family, alpha=settings.alpha,

@@ -147,3 +147,53 @@ def test_the_diff_shows_exactly_the_change():
     changed = [line for line in diff.splitlines()[2:] if line[:1] in "+-"]
     assert changed == ["-- id: d1", "-  text: text 1"]
     assert case_diff(original, original, "none") == ""
+
+
+def _marked_case(**marks: dict) -> Case:
+    """The standard case with ``authority``/``date`` marks on some documents (by id)."""
+    docs = [Document(id=d.id, text=d.text, **marks.get(d.id, {})) for d in _case().documents]
+    return _case(documents=docs)
+
+
+def test_the_authoritative_center_is_kept_and_dropping_it_comes_last_and_says_so():
+    import datetime
+
+    case = _marked_case(d1={"authority": "authoritative", "date": datetime.date(2025, 3, 1)},
+                        d2={"authority": "archived", "date": datetime.date(2019, 1, 1)})
+    found = propose(case, _inputs(), None, [_finding("input.competing_centers")], TriageThresholds())
+    order = _ids(found)
+    dropping = [c.id for c in found if c.drops_authoritative]
+    assert set(dropping) == {"remove_center:c2", "keep_center:c1"}
+    assert order[-len(dropping):] == dropping  # tried last
+    assert order.index("keep_center:c2") < order.index("keep_center:c1")
+    note = next(c for c in found if c.id == "remove_center:c2").change["drops_authoritative"]
+    assert note == {"center": "c2", "label": "1952", "documents": {"d1": {"authority": "authoritative",
+                                                                         "date": "2025-03-01"}}}
+    assert "drops_authoritative" not in next(c for c in found if c.id == "remove_center:c1").change
+
+
+def test_a_newer_date_alone_makes_a_center_current_and_equal_marks_prefer_nothing():
+    import datetime
+
+    newer = _marked_case(d4={"date": datetime.date(2026, 1, 1)}, d2={"date": datetime.date(2020, 1, 1)})
+    found = propose(newer, _inputs(), None, [_finding("input.competing_centers")], TriageThresholds())
+    assert [c.id for c in found if c.change["kind"] == "keep_center"][0] == "keep_center:c3"
+    tied = _marked_case(d1={"authority": "authoritative"}, d2={"authority": "authoritative"},
+                        d4={"authority": "authoritative"})
+    plain = propose(_case(), _inputs(), None, [_finding("input.competing_centers")], TriageThresholds())
+    same = propose(tied, _inputs(), None, [_finding("input.competing_centers")], TriageThresholds())
+    assert _ids(same) == _ids(plain) and not any(c.drops_authoritative for c in same)
+
+
+def test_document_marks_are_validated_naming_the_field():
+    from diagnose.case import case_from_dict
+    from diagnose.errors import CaseError
+
+    base = {"id": "c", "question": "q?", "documents": [{"id": "a", "text": "t"}]}
+    for field, value in (("date", "last spring"), ("authority", "very")):
+        bad = {**base, "documents": [{"id": "a", "text": "t", field: value}]}
+        with pytest.raises(CaseError, match=rf"documents\[0\]\.{field}"):
+            case_from_dict(bad)
+    ok = case_from_dict({**base, "documents": [{"id": "a", "text": "t", "date": "2025-03-01",
+                                                "authority": "archived"}]})
+    assert str(ok.documents[0].date) == "2025-03-01" and ok.documents[0].authority == "archived"
