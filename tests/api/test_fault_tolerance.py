@@ -1,11 +1,11 @@
 """Faults with real parts: a worker killed mid-diagnosis (PostgreSQL and the embedded
-SQLite queue), a database restarted during a run. The diagnosis must finish after the
-restart, exactly once, with nothing lost."""
+SQLite queue), a database restarted during a run (a private cluster: the machine's
+PostgreSQL is shared and never stopped). The diagnosis must finish after the restart,
+exactly once, with nothing lost."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +17,7 @@ import psycopg
 import pytest
 
 from tests.api.conftest import small_case
+from tests.api.private_postgres import private_cluster
 
 pytestmark = pytest.mark.models
 
@@ -70,9 +71,8 @@ def _stop(process: subprocess.Popen) -> None:
             _kill(process)
 
 
-@pytest.fixture
-def pg_service(postgres_url):
-    """The API's service on PostgreSQL; workers are started by each test as processes."""
+def _service(url: str):
+    """The API's service on the PostgreSQL at ``url``; workers are started by each test as processes."""
     from api.db.migrate import upgrade
     from api.db.session import Database
     from api.jobs.postgres import PostgresQueue
@@ -80,11 +80,17 @@ def pg_service(postgres_url):
     from api.services.inline import InlineEngine
     from tests.api.conftest import service_settings
 
-    upgrade(postgres_url)
-    settings = service_settings(postgres_url)
-    queue = PostgresQueue(postgres_url, stalled_after_s=3)
-    yield DiagnosisService(Database(postgres_url), queue, settings, InlineEngine(settings.engine))
-    queue.stop()
+    upgrade(url)
+    settings = service_settings(url)
+    return DiagnosisService(Database(url), PostgresQueue(url, stalled_after_s=3), settings,
+                            InlineEngine(settings.engine))
+
+
+@pytest.fixture
+def pg_service(postgres_url):
+    service = _service(postgres_url)
+    yield service
+    service.queue.stop()
 
 
 def test_killed_postgres_worker_job_runs_again_exactly_once(pg_service, postgres_url, tmp_path):
@@ -149,35 +155,24 @@ def _up(base: str) -> bool:
         return False
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _restart_postgres() -> None:
-    clusters = sorted(Path("/etc/postgresql").glob("*/main"))
-    if shutil.which("pg_ctlcluster") is None or not clusters:
-        pytest.skip("needs the local Debian PostgreSQL cluster (pg_ctlcluster) to restart it")
-    version = clusters[-1].parent.name
-    # Down for a few seconds, so the worker's progress saves certainly meet a dead database.
-    for action in ("stop", "start"):
-        subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", action], check=True,
-                       capture_output=True, timeout=120)
-        if action == "stop":
-            time.sleep(3)
+@pytest.fixture
+def private_postgres():
+    """A PostgreSQL cluster of this test's own: the machine's one is shared and never stopped."""
+    with private_cluster() as cluster:
+        yield cluster
 
 
-def test_database_restart_during_a_run_needs_no_manual_step(pg_service, postgres_url, tmp_path):
-    service = pg_service
+def test_database_restart_during_a_run_needs_no_manual_step(private_postgres, tmp_path):
+    url = private_postgres.url
+    service = _service(url)
     log = tmp_path / "worker.log"
-    worker = _diagnose("worker", env=_env(postgres_url), log=log)
+    worker = _diagnose("worker", env=_env(url), log=log)
     try:
         first = service.submit(small_case("during-restart", documents=3, **SAMPLING)).view["id"]
         _wait(lambda: _sampling_started(lambda: service.get(first)), 240, "the worker to sample")
-        _restart_postgres()
+        private_postgres.stop()
+        time.sleep(3)  # down for a few seconds, so the worker's progress saves certainly meet a dead database
+        private_postgres.start()
         finished = lambda d: (v := service.get(d))["status"] in ("done", "failed") and v  # noqa: E731
         done = _wait(lambda: finished(first), 240, "the diagnosis that ran through the restart", every=1)
         assert done["status"] == "done", (done.get("error"), log.read_text()[-3000:])
@@ -188,3 +183,4 @@ def test_database_restart_during_a_run_needs_no_manual_step(pg_service, postgres
         assert worker.poll() is None
     finally:
         _stop(worker)
+        service.queue.stop()
