@@ -323,6 +323,41 @@ def bench_sampling(case_path: Path | None, seeds: int, temperatures: list[float]
     click.echo(result.line())
 
 
+@cli.command("check-engine")
+@click.option("--family", "family_names", multiple=True, metavar="NAME", help="Check only this model family (repeatable), as transformers names it (e.g. gemma2); default: every one.")
+@click.option("--dtype", type=click.Choice(["float32", "bfloat16", "float16"]), default="float32", show_default=True)
+def check_engine(family_names: tuple[str, ...], dtype: str) -> int:
+    """The sampling engine against each decoder-only family's own attention (contract section 7).
+
+    For every causal-LM family of the installed transformers: a tiny seeded model
+    (prompt longer than its sliding windows), the engine's rows against the same
+    seeds decoded with prompt copies and the model's stock attention. One line per
+    family, ENGINE family=NAME path=shared_prefix|prompt_copies exact=true|false
+    rows_same=K/N max_dlogprob=X reason="..."; SKIPPED lines for families whose
+    tiny model cannot be built or run; last ENGINE families=N exact=N refused=N
+    wrong=N skipped=N. Exit 1 when any family is wrong.
+    """
+    import torch
+
+    from diagnose.errors import EXIT_INTERNAL
+    from diagnose.models import _quiet_transformers
+    from diagnose.sampling.conformance import check_all, families, summary
+
+    known = families()
+    unknown = sorted(set(family_names) - set(known))
+    if unknown:
+        raise click.BadParameter(f"{', '.join(unknown)}: not a causal-LM family of this transformers "
+                                 f"(e.g. {', '.join(known[:4])}, ...)", param_hint="'--family'")
+    _quiet_transformers()
+    torch.set_num_threads(1)  # tiny models: one thread is fastest, and a loaded machine stays usable
+    results = []
+    for result in check_all(list(family_names) or known, getattr(torch, dtype)):
+        click.echo(result.line())
+        results.append(result)
+    click.echo(summary(results))
+    return EXIT_INTERNAL if any(getattr(r, "outcome", None) == "wrong" for r in results) else 0
+
+
 @bench.command("inputs")
 @click.argument("cases_dirs", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Write each case's report JSON here (one subfolder per CASES_DIR when several are given).")

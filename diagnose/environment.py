@@ -71,6 +71,8 @@ def fingerprint(
             device=generator.get("device"),
             model_path=generator.get("path"),
         )
+        if generator.get("attention"):
+            env["attention"] = generator["attention"]  # {path, reason} (contract section 7)
     env.update(
         embedder=embedder.get("id"),
         embedder_hash=embedder.get("sha256"),

@@ -18,6 +18,9 @@ from typing import Any, Iterator, Protocol, Sequence
 
 import torch
 
+from diagnose.sampling.attention_plan import AttentionPlan, plan_attention, stock_implementation
+from diagnose.sampling.shared_prefix import PrefixLayer, SharedPrefix, install
+
 Messages = list[dict[str, str]]
 
 
@@ -52,19 +55,19 @@ class Backend(Protocol):
 class _SharedPrefixSession:
     """Rows that attend to one stored prompt prefix plus their own suffix cache."""
 
-    def __init__(self, model: Any, prefix: list, prefix_len: int, device: str) -> None:
+    def __init__(self, model: Any, prefix: SharedPrefix, device: str) -> None:
         from transformers import DynamicCache
 
         self._model = model
         self._prefix = prefix
-        self._position = prefix_len
         self._device = device
         self._cache = DynamicCache(config=model.config)
 
     @torch.inference_mode()
     def advance(self, tokens: torch.Tensor) -> torch.Tensor:
         rows = tokens.shape[0]
-        positions = torch.full((rows, 1), self._position, dtype=torch.long, device=self._device)
+        position = self._prefix.position
+        positions = torch.full((rows, 1), position, dtype=torch.long, device=self._device)
         out = self._model(
             input_ids=tokens.to(self._device).view(-1, 1),
             position_ids=positions,
@@ -73,7 +76,7 @@ class _SharedPrefixSession:
             shared_prefix=self._prefix,
         )
         self._cache = out.cache
-        self._position += 1
+        self._prefix.position = position + 1
         return out.logits[:, -1, :].float().cpu()
 
     def keep(self, rows: torch.Tensor) -> None:
@@ -138,37 +141,47 @@ class TransformersBackend:
         self.eos_token_ids = frozenset(eos)
         self.context_window = int(getattr(model.config, "max_position_embeddings", 0) or 0)
         self.counter = PromptCounter(tokenizer, self.context_window)
+        self.stock_attention: str = getattr(model.config, "_attn_implementation", None) or "sdpa"
+        """The attention implementation the model was loaded with (its own, for baselines and copies)."""
+        self.attention = AttentionPlan("prompt_copies", "shared-prefix attention not chosen for this backend")
+        """The path the engine decodes with and why (the report's ``environment.attention``)."""
         self.shared_prefix = False
         """True when the model decodes with shared-prefix attention (no per-row prompt copies)."""
 
+    def choose_attention(self) -> AttentionPlan:
+        """Switch to shared-prefix attention when :func:`plan_attention` allows it; keep the stock one otherwise."""
+        self.attention = plan_attention(self.model)
+        self.shared_prefix = self.attention.path == "shared_prefix"
+        if self.shared_prefix:
+            install(self.model, self.stock_attention)
+        return self.attention
+
     @classmethod
     def load(cls, directory: Path, device: str, dtype: torch.dtype) -> "TransformersBackend":
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
+        config = AutoConfig.from_pretrained(directory, local_files_only=True)
         model = AutoModelForCausalLM.from_pretrained(
-            directory, dtype=dtype, local_files_only=True
+            directory, dtype=dtype, local_files_only=True, attn_implementation=stock_implementation(config)
         ).to(device)
         model.eval()
         backend = cls(model, tokenizer, device)
-        from diagnose.sampling.shared_prefix import install
-
-        backend.shared_prefix = install(model)
+        backend.choose_attention()
         return backend
 
     @contextmanager
     def plain_attention(self) -> Iterator[None]:
-        """Temporarily use stock SDPA attention (for baselines such as HF ``generate``)."""
-        if not self.shared_prefix:
+        """Temporarily use the model's stock attention (for baselines such as HF ``generate``)."""
+        current = self.model.config._attn_implementation
+        if current == self.stock_attention:
             yield
             return
-        from diagnose.sampling.shared_prefix import NAME
-
-        self.model.set_attn_implementation("sdpa")
+        self.model.set_attn_implementation(self.stock_attention)
         try:
             yield
         finally:
-            self.model.set_attn_implementation(NAME)
+            self.model.set_attn_implementation(current)
 
     def chat_ids(self, messages: Messages) -> list[int]:
         return self.counter.chat_ids(messages)
@@ -190,8 +203,9 @@ class TransformersBackend:
         cache = out.cache
         logits = out.logits[:, -1, :].float().cpu().expand(rows, -1)
         if self.shared_prefix:
-            prefix = [(layer.keys, layer.values) for layer in cache.layers]
-            return _SharedPrefixSession(self.model, prefix, len(prompt_ids), self.device), logits
+            prompt = len(prompt_ids)
+            layers = [PrefixLayer(layer.keys, layer.values, prompt - layer.keys.shape[2]) for layer in cache.layers]
+            return _SharedPrefixSession(self.model, SharedPrefix(layers, prompt), self.device), logits
         if rows > 1:
             # Fallback for models without the attention interface: one prefix copy per row.
             cache.batch_repeat_interleave(rows)

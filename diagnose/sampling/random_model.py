@@ -26,7 +26,6 @@ def random_backend(preset: str, tokenizer: Any, device: str, dtype: torch.dtype,
     """A ``TransformersBackend`` over a seeded random Llama of the given preset."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from diagnose.sampling.shared_prefix import install
 
     if preset not in PRESETS:
         raise ValueError(f"unknown random model preset {preset!r}; choose from {sorted(PRESETS)}")
@@ -43,7 +42,7 @@ def random_backend(preset: str, tokenizer: Any, device: str, dtype: torch.dtype,
         model = LlamaForCausalLM(config)
     model = model.to(device=device, dtype=dtype).eval()
     backend = TransformersBackend(model, tokenizer, device)
-    backend.shared_prefix = install(model)
+    backend.choose_attention()
     parameters = sum(p.numel() for p in model.parameters())
     backend.identity = {
         "id": f"random-init llama-{preset} ({parameters / 1e9:.2f}B parameters, seed {seed})",
@@ -52,5 +51,6 @@ def random_backend(preset: str, tokenizer: Any, device: str, dtype: torch.dtype,
         "quantization": None,
         "device": device,
         "dtype": str(dtype).removeprefix("torch."),
+        "attention": backend.attention.to_dict(),
     }
     return backend
