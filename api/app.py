@@ -136,9 +136,9 @@ class AppDatabase(Database):
                 self._needs_upgrade = False
 
     @contextmanager
-    def session(self) -> Iterator[Session]:
+    def session(self, immediate: bool = False) -> Iterator[Session]:
         self.upgrade()
-        with super().session() as session:
+        with super().session(immediate) as session:
             yield session
 
 

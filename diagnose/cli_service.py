@@ -150,13 +150,15 @@ def keys() -> None:
 @keys.command("add")
 @click.argument("name")
 @click.option("--rate-limit", help='Requests allowed per window, e.g. "60/minute" (default: RAG_DIAGNOSE_DEFAULT_RATE_LIMIT or 120/minute).')
-def keys_add(name: str, rate_limit: str | None) -> None:
+@click.option("--role", type=click.Choice(["user", "admin"]), default="user", show_default=True,
+              help="user: reads, lists and cancels its own diagnoses, library and nightly runs; admin: everyone's.")
+def keys_add(name: str, rate_limit: str | None, role: str) -> None:
     """Create a key and print it once; only its sha256 is stored."""
     from api.db.migrate import upgrade
     from api.services.auth import create_key
 
     upgrade(_settings().database_url)
-    click.echo(_as_usage_error(lambda: create_key(_database(), name, rate_limit)))
+    click.echo(_as_usage_error(lambda: create_key(_database(), name, rate_limit, role)))
 
 
 @keys.command("list")
@@ -166,7 +168,7 @@ def keys_list() -> None:
 
     for key in list_keys(_database()):
         state = "revoked" if key["revoked"] else "active"
-        click.echo(f"{key['name']}\t{state}\t{key['rate_limit'] or 'default'}\t{key['created_at']}")
+        click.echo(f"{key['name']}\t{state}\t{key['rate_limit'] or 'default'}\t{key['created_at']}\t{key['role']}")
 
 
 @keys.command("revoke")

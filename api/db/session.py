@@ -35,9 +35,19 @@ class Database:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     @contextmanager
-    def session(self) -> Iterator[Session]:
-        """A session that commits on success and rolls back on any error."""
+    def session(self, immediate: bool = False) -> Iterator[Session]:
+        """A session that commits on success and rolls back on any error.
+
+        ``immediate``: on SQLite the transaction starts with ``BEGIN IMMEDIATE``, taking the
+        write lock before its first read, so that a read-check-write (claim, cancel, record)
+        cannot interleave with another writer's. Python's sqlite3 would otherwise run the
+        reads outside any transaction and begin one only at the first write: a cancel read
+        ``queued`` while a claim wrote ``running``, and one of the two writes was lost.
+        On PostgreSQL such steps lock their row (``SELECT ... FOR UPDATE``) instead.
+        """
         with self._sessions() as session, session.begin():
+            if immediate and self.engine.dialect.name == "sqlite":
+                session.connection().exec_driver_sql("BEGIN IMMEDIATE")
             yield session
 
     def dispose(self) -> None:

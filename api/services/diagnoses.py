@@ -11,9 +11,9 @@ from typing import Any, Iterator, Literal
 import msgspec
 from sqlalchemy.orm import Session
 
-from api.db.models import PENDING, Diagnosis, iso_utc
+from api.db.models import Diagnosis, iso_utc
 from api.db.session import Database
-from api.db.store import (find_cached, finish, lock_admission, mark_not_queued, pending_count, recent_diagnoses,
+from api.db.store import (cancel, find_cached, lock_admission, mark_not_queued, pending_count, recent_diagnoses,
                           record_report, sha256_of)
 from api.services.errors import Conflict, InvalidCase, NotFound, QueueFull, Unavailable
 from api.services.inline import InlineEngine
@@ -85,7 +85,9 @@ class DiagnosisService:
 
     # -- submit -----------------------------------------------------------------
     def submit(self, body: Any, mode: Mode = "run", rerun: bool = False, api_key_id: int | None = None,
-               seed_offset: int = 0) -> Submitted:
+               seed_offset: int = 0, scope: int | None = None) -> Submitted:
+        """``api_key_id`` owns what is stored; an identical earlier request is reused only when
+        ``scope`` may read it (:attr:`api.services.auth.Caller.scope`: its own key's, None: any)."""
         case = parse_case(body)
         check_case_size(case, self.settings.limits, self.inline.prompt_tokens)
         case_data = msgspec.to_builtins(case)
@@ -93,7 +95,7 @@ class DiagnosisService:
                          "engine": self._engine_key, "model": _model_stamp(case.model)})
         if not rerun:
             with self.db.session() as session:
-                cached = find_cached(session, key)
+                cached = find_cached(session, key, scope)
                 if cached is not None:
                     return Submitted(view(cached), reused=True)
         if mode == "inputs" and len(case.documents) <= self.settings.queue.inline_inputs_max_documents:
@@ -124,30 +126,31 @@ class DiagnosisService:
         return view(diagnosis)
 
     # -- read and cancel --------------------------------------------------------
-    def get(self, diagnosis_id: str) -> dict[str, Any]:
+    # ``scope``: the key whose diagnoses the caller may see (None: all); another key's is a 404.
+    def get(self, diagnosis_id: str, scope: int | None = None) -> dict[str, Any]:
         with self.db.session() as session:
-            return view(self._load(session, diagnosis_id))
+            return view(self._load(session, diagnosis_id, scope))
 
-    def report(self, diagnosis_id: str) -> dict[str, Any]:
+    def report(self, diagnosis_id: str, scope: int | None = None) -> dict[str, Any]:
         with self.db.session() as session:
-            diagnosis = self._load(session, diagnosis_id)
+            diagnosis = self._load(session, diagnosis_id, scope)
             if diagnosis.report is None:
                 raise Conflict(f"diagnosis {diagnosis_id} is {diagnosis.status}; it has no report yet")
             return diagnosis.report
 
-    def list(self, status: str | None = None, case_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    def list(self, status: str | None = None, case_id: str | None = None, limit: int = 50,
+             scope: int | None = None) -> list[dict[str, Any]]:
         with self.db.session() as session:
-            return [view(d, with_report=False) for d in recent_diagnoses(session, limit, case_id=case_id, status=status)]
+            return [view(d, with_report=False)
+                    for d in recent_diagnoses(session, limit, case_id=case_id, status=status, scope=scope)]
 
-    def cancel(self, diagnosis_id: str) -> dict[str, Any]:
-        with self.db.session() as session:
-            diagnosis = self._load(session, diagnosis_id, lock=True)
-            if diagnosis.status not in PENDING:
+    def cancel(self, diagnosis_id: str, scope: int | None = None) -> dict[str, Any]:
+        """A queued diagnosis ends cancelled; a running one is flagged and its worker stops at its
+        next progress report (within a second), and never records it done afterwards."""
+        with self.db.session(immediate=True) as session:
+            diagnosis = self._load(session, diagnosis_id, scope, lock=True)
+            if not cancel(session, diagnosis):
                 raise Conflict(f"diagnosis {diagnosis_id} is already {diagnosis.status}")
-            if diagnosis.status == "queued":
-                finish(diagnosis, "cancelled")
-            else:
-                diagnosis.cancel_requested = True  # the worker stops at its next progress report
             return view(diagnosis)
 
     def pending(self) -> int:
@@ -155,11 +158,17 @@ class DiagnosisService:
             return pending_count(session)
 
     @staticmethod
-    def _load(session, diagnosis_id: str, lock: bool = False) -> Diagnosis:
+    def _load(session, diagnosis_id: str, scope: int | None = None, lock: bool = False) -> Diagnosis:
         diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=lock)
-        if diagnosis is None:
+        if diagnosis is None or not visible(diagnosis.api_key_id, scope):
             raise NotFound(f"no diagnosis {diagnosis_id!r}", "id")
         return diagnosis
+
+
+def visible(owner: int | None, scope: int | None) -> bool:
+    """Whether work owned by ``owner`` may be read by a caller of ``scope`` (None: an admin or a
+    keyless service, who see everything). Another key's work is answered as if it did not exist."""
+    return scope is None or owner == scope
 
 
 def parse_case(body: Any) -> Case:

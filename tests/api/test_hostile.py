@@ -196,3 +196,110 @@ def test_a_catastrophic_regex_neither_freezes_the_service_nor_passes_silently(tm
     finally:
         server.terminate()
         server.wait(20)
+
+
+# --- owners: one key's work is not another's (issue 25, item 1) ------------------------------------
+
+def _keys(app, **roles: str) -> dict[str, dict[str, str]]:
+    """``name=role`` keys on the app's database, as ``{name: authorization headers}``."""
+    db = app.state.service.db
+    headers = {name: {"authorization": f"Bearer {create_key(db, name, role=role)}"} for name, role in roles.items()}
+    app.state.key_ring.invalidate()
+    return headers
+
+
+def test_a_user_key_neither_reads_lists_cancels_nor_reuses_another_keys_diagnosis(hostile_app):
+    client = hostile_app.state.client
+    keys = _keys(hostile_app, alice="user", bob="user", root="admin")
+    queued = client.post("/v1/diagnoses", json=small_case("alice-run"), headers=keys["alice"]).json()
+    inline = client.post("/v1/diagnoses?mode=inputs", json=small_case("alice-inputs"), headers=keys["alice"]).json()
+    assert inline["status"] == "done"
+    for diagnosis in (queued, inline):
+        base = f"/v1/diagnoses/{diagnosis['id']}"
+        for path in (base, f"{base}/report.json", f"{base}/report.html", f"/diagnoses/{diagnosis['id']}",
+                     f"/compare/{diagnosis['id']}/{diagnosis['id']}"):
+            answer = client.get(path, headers=keys["bob"])
+            assert answer.status_code == 404, (path, answer.status_code)
+            assert "bridge" not in answer.text and "test.inputs" not in answer.text  # neither case nor report
+        assert client.delete(base, headers=keys["bob"]).status_code == 404
+    assert client.get(f"/v1/diagnoses/{queued['id']}", headers=keys["alice"]).json()["status"] == "queued"
+    assert client.get("/v1/diagnoses", headers=keys["bob"]).json() == []
+    assert queued["id"] not in client.get("/", headers=keys["bob"]).text
+    # the same case from bob is his own diagnosis, not alice's reused
+    again = client.post("/v1/diagnoses", json=small_case("alice-run"), headers=keys["bob"]).json()
+    assert again["id"] != queued["id"] and again["reused"] is False
+    # alice sees hers only; the admin sees and may reuse everyone's
+    assert {d["id"] for d in client.get("/v1/diagnoses", headers=keys["alice"]).json()} == {queued["id"], inline["id"]}
+    assert len(client.get("/v1/diagnoses", headers=keys["root"]).json()) == 3
+    assert client.get(f"/v1/diagnoses/{queued['id']}/report.json", headers=keys["root"]).status_code == 409
+    reused = client.post("/v1/diagnoses", json=small_case("alice-run"), headers=keys["root"]).json()
+    assert reused["reused"] is True and reused["id"] in (queued["id"], again["id"])
+    assert client.delete(f"/v1/diagnoses/{queued['id']}", headers=keys["alice"]).json()["status"] == "cancelled"
+
+
+def test_a_user_key_sees_neither_another_keys_library_nor_its_nightly_runs(hostile_app):
+    client = hostile_app.state.client
+    keys = _keys(hostile_app, alice="user", bob="user", root="admin")
+    pushed = client.post("/v1/library", json={"cases": [small_case("faq-1")]}, headers=keys["alice"])
+    assert pushed.status_code == 200, pushed.text
+    assert client.get("/v1/library", headers=keys["bob"]).json() == []
+    assert "faq-1" not in client.get("/library", headers=keys["bob"]).text
+    refused = client.post("/v1/nightly-runs", json={}, headers=keys["bob"])
+    assert refused.status_code == 422 and refused.json()["field"] == "tags"
+    # bob's own case of the same id is his own library entry, alice's stays as it was
+    own = client.post("/v1/library", json={"cases": [small_case("faq-1", documents=3)]}, headers=keys["bob"])
+    assert own.json()["cases"][0]["status"] == "added"
+    assert client.get("/v1/library", headers=keys["alice"]).json()[0]["versions"] == 1
+    run = client.post("/v1/nightly-runs", json={}, headers=keys["alice"]).json()
+    for path in (f"/v1/nightly-runs/{run['id']}", f"/v1/nightly-runs/{run['id']}/junit.xml",
+                 f"/v1/nightly-runs/{run['id']}/summary.md", f"/nightly/{run['id']}"):
+        assert client.get(path, headers=keys["bob"]).status_code == 404, path
+    assert client.get("/v1/nightly-runs", headers=keys["bob"]).json() == []
+    assert run["id"] not in client.get("/nightly", headers=keys["bob"]).text
+    mine = client.get("/v1/diagnoses", headers=keys["alice"]).json()
+    assert [d["case_id"] for d in mine] == ["faq-1"]  # the run's diagnosis is alice's
+    assert client.get("/v1/diagnoses", headers=keys["bob"]).json() == []
+    assert client.get(f"/v1/nightly-runs/{run['id']}", headers=keys["root"]).status_code == 200
+    assert len(client.get("/v1/library", headers=keys["root"]).json()) == 2
+
+
+# --- cancel always wins (issue 25, item 2) ---------------------------------------------------------
+
+def test_a_cancel_racing_the_workers_claim_is_never_lost(hostile_app):
+    """100 races of ``DELETE`` against a worker claiming and finishing the same diagnosis: whenever
+    the cancel was answered (202), the diagnosis ends cancelled, never done."""
+    import threading
+
+    from api.jobs.runner import DiagnosisRunner
+    from api.services.errors import Conflict
+    from tests.api.conftest import FakeDiagnoser
+
+    service = hostile_app.state.service
+    runner = DiagnosisRunner(service.db, lambda: FakeDiagnoser(steps=3))
+    outcomes: dict[tuple[str, str], int] = {}
+    for i in range(100):
+        diagnosis_id = service.submit(small_case(f"race-{i}")).view["id"]
+        barrier, answer = threading.Barrier(2), {}
+
+        def work() -> None:
+            barrier.wait()
+            runner.execute(diagnosis_id)
+
+        def cancel() -> None:
+            barrier.wait()
+            try:
+                answer["view"] = service.cancel(diagnosis_id)
+            except Conflict:
+                answer["view"] = None
+
+        threads = [threading.Thread(target=work), threading.Thread(target=cancel)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        final = service.get(diagnosis_id)["status"]
+        accepted = answer["view"] is not None
+        assert final == ("cancelled" if accepted else "done"), (i, answer, final)
+        key = ("accepted" if accepted else "refused", final)
+        outcomes[key] = outcomes.get(key, 0) + 1
+    assert sum(outcomes.values()) == 100, outcomes
