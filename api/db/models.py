@@ -78,6 +78,8 @@ class Diagnosis(Base):
     request_key: Mapped[str] = mapped_column(String(64), index=True)
     """sha256 of case, mode, seed offset, model and settings: the cache key."""
     seed_offset: Mapped[int] = mapped_column(Integer, default=0)
+    cost: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """The most tokens it may generate, as admitted (:func:`api.services.admission.job_cost`)."""
     report: Mapped[dict[str, Any] | None]
     verdict: Mapped[str | None] = mapped_column(String(8))
     error: Mapped[dict[str, Any] | None]

@@ -1,4 +1,9 @@
-"""One SQLAlchemy engine per process; sessions are short and explicit."""
+"""One SQLAlchemy engine per process; sessions are short and explicit.
+
+Every wait on the database is bounded (:class:`api.settings.DatabaseTimeouts`): connecting,
+each statement, a free pooled connection, a dead TCP peer and, on SQLite, another writer's
+lock. Past any of them SQLAlchemy raises ``OperationalError``, which the API answers 503
+with ``Retry-After`` (:mod:`api.problems`)."""
 
 from __future__ import annotations
 
@@ -8,16 +13,35 @@ from typing import Iterator
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
+from api.settings import DatabaseTimeouts
 
-def make_engine(url: str) -> Engine:
+
+def make_engine(url: str, timeouts: DatabaseTimeouts | None = None) -> Engine:
     """``pool_pre_ping`` lets the service ride out a database restart without manual steps."""
+    limits = timeouts or DatabaseTimeouts()
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": limits.db_busy_timeout_s})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20,
+                         pool_timeout=limits.db_pool_timeout_s, connect_args=postgres_connect_args(limits))
+
+
+MIGRATION_TIMEOUTS = DatabaseTimeouts(db_statement_timeout_s=0, db_busy_timeout_s=60.0)
+"""Schema changes may wait for another process's migration and rewrite whole tables."""
+
+
+def postgres_connect_args(limits: DatabaseTimeouts) -> dict:
+    """libpq's connection parameters for :class:`DatabaseTimeouts`."""
+    args: dict = {"connect_timeout": max(2, int(limits.db_connect_timeout_s)),
+                  "keepalives": 1, "keepalives_idle": limits.db_tcp_timeout_s,
+                  "keepalives_interval": 1, "keepalives_count": 3,
+                  "tcp_user_timeout": int(limits.db_tcp_timeout_s * 1000)}
+    if limits.db_statement_timeout_s > 0:
+        args["options"] = f"-c statement_timeout={int(limits.db_statement_timeout_s * 1000)}"
+    return args
 
 
 def _sqlite_pragmas(connection, _record) -> None:
@@ -29,9 +53,9 @@ def _sqlite_pragmas(connection, _record) -> None:
 
 
 class Database:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, timeouts: DatabaseTimeouts | None = None) -> None:
         self.url = url
-        self.engine = make_engine(url)
+        self.engine = make_engine(url, timeouts)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     @contextmanager

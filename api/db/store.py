@@ -52,6 +52,36 @@ def pending_count(session: Session) -> int:
     return session.scalar(select(func.count()).select_from(Diagnosis).where(Diagnosis.status.in_(PENDING))) or 0
 
 
+_ALL = object()
+
+
+def pending_load(session: Session, owner: int | None | object = _ALL) -> tuple[int, int]:
+    """``(diagnoses, cost)`` queued or running, of ``owner``'s key when given (None: unowned ones)."""
+    query = select(func.count(), func.coalesce(func.sum(Diagnosis.cost), 0)).where(Diagnosis.status.in_(PENDING))
+    if owner is not _ALL:
+        query = query.where(Diagnosis.api_key_id.is_(None) if owner is None else Diagnosis.api_key_id == owner)
+    count, cost = session.execute(query).one()
+    return int(count), int(cost)
+
+
+RATE_SAMPLE = 20
+"""Finished sampling diagnoses the measured rate is taken over (the newest)."""
+
+
+def measured_rate(session: Session) -> float:
+    """Tokens per second the workers delivered lately: the cost of the newest :data:`RATE_SAMPLE`
+    done sampling diagnoses over their running time (each admitted cost is an upper bound, so
+    this errs slow); 0 when none was measured."""
+    rows = session.execute(
+        select(Diagnosis.cost, Diagnosis.started_at, Diagnosis.finished_at)
+        .where(Diagnosis.status == "done", Diagnosis.mode.in_(("run", "repair")), Diagnosis.cost > 0,
+               Diagnosis.started_at.is_not(None), Diagnosis.finished_at.is_not(None))
+        .order_by(Diagnosis.finished_at.desc()).limit(RATE_SAMPLE)).all()
+    tokens = sum(cost for cost, _, _ in rows)
+    seconds = sum(max((finished - started).total_seconds(), 0.0) for _, started, finished in rows)
+    return tokens / seconds if seconds > 0 else 0.0
+
+
 def pending_ids(session: Session, older_than: dt.timedelta = dt.timedelta(0)) -> list[str]:
     """Ids of diagnoses still queued or running, created at least ``older_than`` ago."""
     cutoff = utcnow() - older_than

@@ -3,8 +3,9 @@
 Pushing a case whose content (:func:`diagnose.nightly.library.content_hash`, which
 leaves tags out) is new adds a version and makes it current; pushing the current
 content again changes nothing, or only its tags; pushing an older version's
-content makes that version current again. Old versions stay: past nightly runs
-point at them.
+content makes that version current again. Old versions stay while past nightly runs
+point at them; the others beyond ``RAG_DIAGNOSE_MAX_LIBRARY_VERSIONS`` per case are deleted,
+oldest first, by the push that adds a newer one. Each key keeps its own library.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
 from api.db.library import (case_versions, current_case_ids, current_cases, latest_done_results, lock_pushes,
-                            version_counts)
+                            referenced_versions, version_counts)
 from api.db.models import LibraryCase, iso_utc
 from api.db.session import Database
 from api.services.errors import InvalidCase, ServiceError, TooLarge
-from api.services.limits import check_case_limits, check_case_size, check_prompt_tokens
+from api.services.limits import check_case_limits, check_case_size, check_prompt_tokens, check_raw_case
 from api.settings import Limits
 from diagnose.case import Case, case_from_dict
 from diagnose.errors import CaseError
@@ -67,7 +68,7 @@ class LibraryService:
             lock_pushes(session)
             if max_total is not None:
                 _check_library_size(session, cases, max_total, owner)
-            results = [_push_one(session, case, owner) for case in cases]
+            results = [_push_one(session, case, owner, self.limits.max_library_versions) for case in cases]
         return {"counts": dict(Counter(r["status"] for r in results)), "cases": results}
 
     def list(self, tags: Sequence[str] = (), scope: int | None = None) -> list[dict[str, Any]]:
@@ -107,6 +108,7 @@ def parse_cases(body: Any, limits: Limits, prompt_tokens: Callable[[Case], int] 
     seen: dict[str, int] = {}
     chars = 0
     for i, item in enumerate(items):
+        _checked(i, lambda item=item: check_raw_case(item, limits))
         try:
             case = case_from_dict(item)
         except CaseError as exc:
@@ -144,7 +146,7 @@ def _check_library_size(session: Session, cases: Sequence[Case], max_total: int,
                        f"{max_total} are accepted (RAG_DIAGNOSE_MAX_LIBRARY_CASES)", "cases")
 
 
-def _push_one(session: Session, case: Case, owner: int | None) -> dict[str, Any]:
+def _push_one(session: Session, case: Case, owner: int | None, keep: int) -> dict[str, Any]:
     digest, tags = content_hash(case), sorted(set(case.tags))
     data = msgspec.to_builtins(case)
     versions = case_versions(session, case.id, owner)
@@ -164,8 +166,24 @@ def _push_one(session: Session, case: Case, owner: int | None) -> dict[str, Any]
         if version is not match and version.current:
             version.current = False
     session.flush()
+    versions = _keep_newest(session, versions, keep)
     return {"case_id": case.id, "content_hash": digest, "tags": tags,
             "version": versions.index(match) + 1, "status": status}
+
+
+def _keep_newest(session: Session, versions: list[LibraryCase], keep: int) -> list[LibraryCase]:
+    """Delete the oldest of a case's versions (oldest first) beyond ``keep``
+    (:attr:`Limits.max_library_versions`), never the current one nor one a nightly run points
+    at; answers the versions left."""
+    excess = len(versions) - max(keep, 1)
+    if excess <= 0:
+        return versions
+    referenced = referenced_versions(session, [v.id for v in versions])
+    doomed = [v for v in versions if not v.current and v.id not in referenced][:excess]
+    for version in doomed:
+        session.delete(version)
+    session.flush()
+    return [v for v in versions if v not in doomed]
 
 
 def _latest_view(result: Row | None) -> dict[str, Any] | None:

@@ -10,7 +10,7 @@ compares the run with its baseline; reading a run finishes it too, should that
 hook have been missed.
 
 A run is admitted like single diagnoses, under the same capacity and in one step
-(:class:`~api.services.diagnoses.Admission`): all its cases fit the free capacity,
+(:class:`~api.services.admission.Admission`): all its cases fit the free capacity,
 or it is refused whole with 503 and ``Retry-After`` and nothing is stored.
 """
 
@@ -23,7 +23,8 @@ from api.db.models import Diagnosis, LibraryCase, NightlyItem, NightlyRun, iso_u
 from api.db.nightly import latest_done_run, recent_runs, run_progress, runs_by_id
 from api.db.session import Database
 from api.db.store import finish, mark_not_queued, sha256_of
-from api.services.diagnoses import Admission, visible
+from api.services.admission import Admission, job_cost
+from api.services.diagnoses import visible
 from api.services.errors import Conflict, InvalidRequest, NotFound, ServiceError, Unavailable
 from api.services.limits import check_case_limits
 from api.services.nightly_gate import finalize, stored_result
@@ -91,7 +92,9 @@ class NightlyService:
                 raise InvalidRequest(
                     f"the run would queue {runnable} cases; the queue holds at most {capacity} "
                     "(RAG_DIAGNOSE_CAPACITY): select fewer cases with tags, or raise the capacity", "tags")
-            self.admission.admit(session, runnable, f"a nightly run of {runnable} cases")
+            costs = {case.id: job_cost(case_from_dict(case.case), "run") for case in cases if case.id not in refused}
+            self.admission.admit(session, runnable, f"a nightly run of {runnable} cases", owner=owner,
+                                 cost=sum(costs.values()), largest=max(costs.values(), default=0))
             session.add(NightlyRun(id=run_id, status="running", tags=tags, fail_on=fail_on, seed_offset=offset,
                                    baseline_id=baseline, api_key_id=owner))
             diagnosis_ids = []
@@ -99,7 +102,7 @@ class NightlyService:
                 diagnosis = Diagnosis(
                     id=new_id(), status="queued", mode="run", case_id=case.case_id, case=case.case,
                     seed_offset=offset, request_key=sha256_of({"nightly_run": run_id, "case": case.content_hash}),
-                    api_key_id=owner)
+                    api_key_id=owner, cost=costs.get(case.id, 0))
                 if case.id in refused:
                     finish(diagnosis, "failed", refused[case.id])
                 else:

@@ -303,3 +303,217 @@ def test_a_cancel_racing_the_workers_claim_is_never_lost(hostile_app):
         key = ("accepted" if accepted else "refused", final)
         outcomes[key] = outcomes.get(key, 0) + 1
     assert sum(outcomes.values()) == 100, outcomes
+
+
+# --- fields that are stored or executed are bounded (issue 25, item 5) ------------------------------
+
+def _with(**fields: Any) -> dict[str, Any]:
+    return {**small_case("bounded"), **fields}
+
+
+FIELD_ATTACKS: dict[str, tuple[Attack, int, str]] = {
+    "5,000 regex constraints": (
+        lambda c: c.post("/v1/diagnoses", json=_with(constraints=[{"type": "regex", "pattern": "a+b"}] * 5000)),
+        413, "constraints"),
+    "regex patterns of 40,000 characters": (
+        lambda c: c.post("/v1/diagnoses", json=_with(constraints=[{"type": "regex", "pattern": "a" * 10_000}] * 4)),
+        413, "constraints"),
+    "150 KB tags": (lambda c: c.post("/v1/diagnoses", json=_with(tags=["t" * 150_000])), 413, "tags[0]"),
+    "1,000 tags": (lambda c: c.post("/v1/diagnoses", json=_with(tags=[f"t{i}" for i in range(1000)])), 413, "tags"),
+    "150 KB source": (
+        lambda c: c.post("/v1/diagnoses", json=_with(documents=[{"id": "d", "text": "x", "source": "s" * 150_000}])),
+        413, "documents[0].source"),
+    "150 KB must_include": (
+        lambda c: c.post("/v1/diagnoses", json=_with(constraints=[{"type": "must_include", "text": "m" * 150_000}])),
+        413, "constraints[0].text"),
+    "150 KB json.keys": (
+        lambda c: c.post("/v1/diagnoses", json=_with(constraints=[{"type": "json", "keys": ["k" * 150_000]}])),
+        413, "constraints[0].keys[0]"),
+    "10,000 json.keys": (
+        lambda c: c.post("/v1/diagnoses", json=_with(constraints=[{"type": "json", "keys": [f"k{i}" for i in range(10_000)]}])),
+        413, "constraints[0].keys"),
+    "150 KB tags in a library push": (
+        lambda c: c.post("/v1/library", json={"cases": [_with(tags=["t" * 150_000])]}), 413, "cases[0].tags[0]"),
+    "5,000 regex constraints in a library push": (
+        lambda c: c.post("/v1/library", json={"cases": [_with(constraints=[{"type": "regex", "pattern": "a"}] * 5000)]}),
+        413, "cases[0].constraints"),
+    "repair past max_samples": (
+        lambda c: c.post("/v1/diagnoses?repair=true", json=small_case("repair", seeds=8)), 413, "sampling.seeds"),
+}
+
+
+@pytest.mark.parametrize("name", list(FIELD_ATTACKS))
+def test_each_stored_or_executed_field_is_bounded(hostile_app, name):
+    _refused_quickly(hostile_app, *FIELD_ATTACKS[name])
+
+
+def test_re_pushing_new_content_keeps_a_bounded_number_of_versions(hostile_app):
+    client = hostile_app.state.client
+    keep = hostile_app.state.service.settings.limits.max_library_versions
+    for round_ in range(keep + 5):
+        cases = [small_case(f"lib-{i}", documents=1 + round_ % 2) | {"question": f"round {round_}?"} for i in range(3)]
+        assert client.post("/v1/library", json={"cases": cases}).status_code == 200
+    assert [entry["versions"] for entry in client.get("/v1/library").json()] == [keep] * 3
+
+
+# --- fair shares and cost-based admission (issue 25, item 3) ----------------------------------------
+
+FLOOD_CASE = {"seeds": 32, "temperatures": [0.1, 0.3, 0.5, 0.7, 0.9, 1.1, 1.3, 1.5], "max_new_tokens": 1024}
+"""The flood of the review: 256 rows x 1,024 tokens, about 1,876 s of sampling at its rate."""
+
+
+@pytest.fixture
+def shared_app(database_url):
+    """The service's default capacities and limits, keys for two people and an admin."""
+    from api.settings import Limits
+
+    settings = replace(service_settings(database_url), limits=Limits(),
+                       auth=AuthSettings(default_rate_limit="100000/minute", failed_auth_limit="5/minute"))
+    app = create_app(settings, queue=ListQueue(), inline=FakeInline())
+    with TestClient(app) as client:
+        app.state.client = client
+        yield app
+
+
+def test_one_keys_flood_leaves_another_keys_diagnosis_admitted_and_done(shared_app):
+    from api.jobs.runner import DiagnosisRunner
+    from tests.api.conftest import FakeDiagnoser
+
+    client = shared_app.state.client
+    keys = _keys(shared_app, alice="user", bob="user")
+    started = time.perf_counter()
+    answers = [client.post("/v1/diagnoses", json=small_case(f"flood-{i}", **FLOOD_CASE), headers=keys["alice"])
+               for i in range(64)]
+    flood_s = time.perf_counter() - started
+    statuses = [a.status_code for a in answers]
+    assert statuses[0] == 202 and set(statuses[1:]) == {429}, statuses
+    refused = answers[1].json()
+    assert answers[1].headers["retry-after"] and "RAG_DIAGNOSE_KEY_SHARE" in refused["detail"], refused
+    bob = client.post("/v1/diagnoses", json=small_case("bob"), headers=keys["bob"])
+    assert bob.status_code == 202, bob.text
+    assert client.get("/healthz").status_code == 200
+    DiagnosisRunner(shared_app.state.service.db, lambda: FakeDiagnoser()).execute(bob.json()["id"])
+    assert client.get(bob.json()["links"]["self"], headers=keys["bob"]).json()["status"] == "done"
+    assert flood_s < 64 * ANSWER_WITHIN_S
+
+
+def test_a_diagnosis_that_cannot_finish_within_the_job_time_limit_is_refused(shared_app):
+    """At the rate the workers measured (140 tokens/s), the flood's case needs about 1,880 s: past
+    the 1,800 s limit, it would only fail there."""
+    import datetime as dt
+
+    from api.db.models import Diagnosis
+
+    with shared_app.state.service.db.session() as session:
+        now = dt.datetime.now(dt.timezone.utc)
+        session.add(Diagnosis(status="done", mode="run", case_id="measured", case={}, request_key="measured",
+                              cost=140_000, started_at=now - dt.timedelta(seconds=1000), finished_at=now))
+    client = shared_app.state.client
+    refused = client.post("/v1/diagnoses", json=small_case("too-long", **FLOOD_CASE))
+    assert refused.status_code == 413, refused.text
+    assert refused.json()["field"] == "sampling.max_new_tokens"
+    assert "RAG_DIAGNOSE_JOB_TIMEOUT_S" in refused.json()["detail"]
+    assert client.post("/v1/diagnoses", json=small_case("fits")).status_code == 202
+
+
+# --- inline work is bounded (issue 25, item 4) ------------------------------------------------------
+
+class _SlowInline(FakeInline):
+    """An inline engine whose diagnoses take 0.5 s each, one at a time (as the embedder's lock makes them)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        import threading
+
+        self._lock = threading.Lock()
+
+    def inputs(self, case) -> dict:
+        with self._lock:
+            time.sleep(0.5)
+            return super().inputs(case)
+
+
+def test_48_inline_posts_leave_healthz_and_another_keys_read_fast(database_url):
+    from concurrent.futures import ThreadPoolExecutor
+
+    settings = replace(service_settings(database_url),
+                       auth=AuthSettings(default_rate_limit="100000/minute", failed_auth_limit="5/minute"))
+    app = create_app(settings, queue=ListQueue(), inline=_SlowInline())
+    with TestClient(app) as client:
+        app.state.client = client
+        keys = _keys(app, alice="user", bob="user")
+        mine = client.post("/v1/diagnoses", json=small_case("bob-run"), headers=keys["bob"]).json()
+        post = lambda i: client.post("/v1/diagnoses?mode=inputs", json=small_case(f"inline-{i}", documents=20),
+                                     headers=keys["alice"])
+        with ThreadPoolExecutor(48) as pool:
+            flood = [pool.submit(post, i) for i in range(48)]
+            time.sleep(0.2)  # the flood is in flight
+            started = time.perf_counter()
+            health = client.get("/healthz")
+            health_s = time.perf_counter() - started
+            started = time.perf_counter()
+            read = client.get(f"/v1/diagnoses/{mine['id']}", headers=keys["bob"])
+            read_s = time.perf_counter() - started
+            answers = [f.result() for f in flood]
+    statuses = sorted(a.status_code for a in answers)
+    assert set(statuses) == {202, 503}, statuses
+    busy = next(a for a in answers if a.status_code == 503)
+    assert busy.headers["retry-after"] and "RAG_DIAGNOSE_INLINE_CONCURRENCY" in busy.json()["detail"]
+    assert health.status_code == 200 and health_s < 1.0, health_s
+    assert read.status_code == 200 and read_s < 2.0, read_s
+
+
+# --- database faults (issue 25, item 6) --------------------------------------------------------------
+
+@pytest.fixture
+def silent_database():
+    """A PostgreSQL address that accepts connections and never answers; yields its URL."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"postgresql://rag:s3cret-pw@127.0.0.1:{listener.getsockname()[1]}/rag"
+    stop.set()
+    thread.join(2)
+    for connection in held:
+        connection.close()
+    listener.close()
+
+
+def test_a_database_that_never_answers_gives_fast_503s(silent_database):
+    app = create_app(service_settings(silent_database), queue=ListQueue(), inline=FakeInline(), migrate=False)
+    with TestClient(app) as client:
+        for path in ("/healthz", "/v1/diagnoses", "/"):
+            started = time.perf_counter()
+            response = client.get(path)
+            elapsed = time.perf_counter() - started
+            assert response.status_code == 503, (path, response.status_code, response.text)
+            assert elapsed < 5.0, f"{path} answered in {elapsed:.1f}s"
+            assert "s3cret-pw" not in response.text
+
+
+def test_serve_on_an_unreachable_database_says_so_in_one_line_without_the_password(silent_database, tmp_path):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "DATABASE_URL": silent_database}
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "diagnose.cli", "serve", "--port", str(_free_port())], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "unreachable" in lines[0], done.stderr
+    assert "s3cret-pw" not in done.stderr + done.stdout and "***" in lines[0]
+    assert time.perf_counter() - started < 60
