@@ -165,8 +165,8 @@ def create_app(
     def authorize(connection: ASGIConnection, _: BaseRouteHandler) -> None:
         client = connection.client.host if connection.client else "unknown"
         reading = connection.scope.get("method") in ("GET", "HEAD")
-        session_key = connection.cookies.get(SESSION_COOKIE) if reading else None
-        caller = keys.authenticate(connection.headers.get("authorization"), client, session_key)
+        session_token = connection.cookies.get(SESSION_COOKIE) if reading else None
+        caller = keys.authenticate(connection.headers.get("authorization"), client, session_token)
         limiter.check(caller)
         connection.state.caller = caller
 
@@ -206,6 +206,7 @@ def create_app(
     app.state.service = service
     app.state.key_ring = keys
     app.state.limiter = limiter
+    app.state.session_ttl_s = settings.auth.session_ttl_s
     return app
 
 

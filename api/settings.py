@@ -119,6 +119,8 @@ class AuthSettings:
     """Failed authentications (a wrong, revoked or non-bearer key, on the API or the
     login form) per client address; past it the address gets 429 with ``Retry-After``
     whatever it sends, a right key included, until the window has room. Empty: no limit."""
+    session_ttl_s: int = 12 * 3600
+    """How long a sign-in to the pages lasts (its cookie holds a server-side session token)."""
     forwarded_allow_ips: str = ""
     """Comma-separated addresses of the reverse proxies whose ``X-Forwarded-For`` and
     ``X-Forwarded-Proto`` are believed (``*``: any). Empty, the default: none, so a client

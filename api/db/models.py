@@ -55,6 +55,17 @@ class ApiKey(Base):
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
 
 
+class SignInSession(Base):
+    """A signed-in browser: its cookie holds the token, this row the token's sha256 and the key."""
+
+    __tablename__ = "sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    api_key_id: Mapped[int] = mapped_column(ForeignKey("api_keys.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
 class Fingerprint(Base):
     """An environment fingerprint (model hash, dtype, device, library versions), stored once."""
 

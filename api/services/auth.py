@@ -14,6 +14,7 @@ would tell a guesser which guess was right; missing credentials are not counted.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import secrets
 import threading
@@ -23,11 +24,11 @@ from dataclasses import dataclass
 from limits import RateLimitItem, parse
 from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
-from api.db.models import ROLES, ApiKey, utcnow
+from api.db.models import ROLES, ApiKey, SignInSession, utcnow
 from api.db.session import Database
-from api.services.errors import Conflict, InvalidRequest, NotFound, RateLimited, Unauthorized
+from api.services.errors import Conflict, InvalidRequest, NotFound, RateLimited, SessionEnded, Unauthorized
 
 KEY_PREFIX = "rdk_"
 
@@ -114,17 +115,19 @@ class KeyRing:
         self._current()
         return self._enabled
 
-    def authenticate(self, authorization: str | None, client: str, session_key: str | None = None) -> Caller:
-        """``session_key`` is the key from the pages' login cookie; callers pass it for
-        reading requests only (GET), so a cookie can never start work on its own."""
+    def authenticate(self, authorization: str | None, client: str, session_token: str | None = None) -> Caller:
+        """``session_token`` is the pages' sign-in cookie (:meth:`sign_in`); callers pass it for
+        reading requests only (GET), so a cookie can never start work on its own. A cookie
+        that names no live session is :class:`SessionEnded`, not a failed authentication:
+        a revoked key left in a browser must not lock its address out for everyone."""
         keys = self._current()
         if not self._enabled:
             return Caller(f"addr:{client}", None, self.default_rate_limit)
         if self.failures is not None:
             self.failures.check(client)
+        if not authorization and session_token:
+            return self._session_caller(session_token)
         scheme, _, token = (authorization or "").partition(" ")
-        if not authorization and session_key:
-            scheme, token = "bearer", session_key
         if scheme.lower() != "bearer" or not token:
             if authorization:  # something sent, but not a key: counts; nothing sent does not
                 self._failed(client)
@@ -136,6 +139,36 @@ class KeyRing:
             raise Unauthorized("unknown or revoked API key", "Authorization", headers={"WWW-Authenticate": "Bearer"})
         key_id, name, limit, role = found
         return Caller(f"key:{name}", key_id, limit or self.default_rate_limit, role)
+
+    def _session_caller(self, token: str) -> Caller:
+        with self.db.session() as session:
+            row = session.execute(
+                select(ApiKey.id, ApiKey.name, ApiKey.rate_limit, ApiKey.role)
+                .join(SignInSession, SignInSession.api_key_id == ApiKey.id)
+                .where(SignInSession.token_hash == hash_key(token), SignInSession.expires_at > utcnow(),
+                       ApiKey.revoked_at.is_(None))).first()
+        if row is None:
+            raise SessionEnded("your sign-in has ended; sign in again", "Authorization",
+                               headers={"WWW-Authenticate": "Bearer"})
+        return Caller(f"key:{row.name}", row.id, row.rate_limit or self.default_rate_limit, row.role)
+
+    def sign_in(self, key: str, client: str, ttl_s: int) -> str:
+        """A new session of ``key`` (checked as :meth:`authenticate` checks it) lasting ``ttl_s``:
+        the token for the cookie; only its sha256 is stored. Expired sessions are dropped."""
+        caller = self.authenticate(f"Bearer {key}", client)
+        if caller.key_id is None:  # no keys exist: there is nothing to sign in to
+            return ""
+        token = secrets.token_urlsafe(32)
+        now = utcnow()
+        with self.db.session() as session:
+            session.execute(delete(SignInSession).where(SignInSession.expires_at <= now))
+            session.add(SignInSession(token_hash=hash_key(token), api_key_id=caller.key_id, created_at=now,
+                                      expires_at=now + dt.timedelta(seconds=ttl_s)))
+        return token
+
+    def sign_out(self, token: str) -> None:
+        with self.db.session() as session:
+            session.execute(delete(SignInSession).where(SignInSession.token_hash == hash_key(token)))
 
     def _failed(self, client: str) -> None:
         if self.failures is not None:

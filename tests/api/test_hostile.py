@@ -517,3 +517,54 @@ def test_serve_on_an_unreachable_database_says_so_in_one_line_without_the_passwo
     assert len(lines) == 1 and "unreachable" in lines[0], done.stderr
     assert "s3cret-pw" not in done.stderr + done.stdout and "***" in lines[0]
     assert time.perf_counter() - started < 60
+
+
+# --- headers and sessions (issue 25, item 7) ----------------------------------------------------------
+
+def test_forwarded_headers_are_believed_from_configured_proxies_only():
+    import uvicorn
+
+    from api.app import server_options
+    from api.settings import ServiceSettings
+
+    default = uvicorn.Config(lambda: None, **server_options(ServiceSettings()))
+    assert default.proxy_headers is False  # uvicorn alone believes X-Forwarded-For from 127.0.0.1
+    proxied = ServiceSettings(auth=AuthSettings(forwarded_allow_ips="10.0.0.5"))
+    assert server_options(proxied) == {"proxy_headers": True, "forwarded_allow_ips": "10.0.0.5"}
+
+
+def test_the_sign_in_cookie_is_a_session_and_a_stale_one_locks_nobody_out(hostile_app):
+    from api.controllers.session import SESSION_COOKIE
+    from api.services.auth import revoke_key
+
+    client = hostile_app.state.client
+    keys = _keys(hostile_app, alice="user", bob="user")
+    alice = keys["alice"]["authorization"].removeprefix("Bearer ")
+    signed_in = client.post("/login", data={"key": alice, "next": "/"}, follow_redirects=False)
+    assert signed_in.status_code == 303
+    assert alice not in signed_in.headers["set-cookie"] and client.cookies.get(SESSION_COOKIE)
+    page = client.get("/", headers={"accept": "text/html"})
+    assert page.status_code == 200 and page.headers["cache-control"] == "no-store"
+    assert client.get("/v1/diagnoses", headers=keys["bob"]).headers["cache-control"] == "no-store"
+    revoke_key(hostile_app.state.service.db, "alice")
+    hostile_app.state.key_ring.invalidate()
+    stale = [client.get("/v1/diagnoses") for _ in range(8)]  # the cookie is cleared by the first answer
+    assert {r.status_code for r in stale} == {401}, [r.status_code for r in stale]
+    assert SESSION_COOKIE in stale[0].headers["set-cookie"]
+    client.cookies.set(SESSION_COOKIE, "a-session-that-ended")  # a browser that keeps sending it
+    assert {client.get("/v1/diagnoses").status_code for _ in range(8)} == {401}
+    assert client.get("/v1/diagnoses", headers=keys["bob"]).status_code == 200  # the address is not locked out
+
+
+def test_a_cross_site_sign_in_is_refused(hostile_app):
+    from api.controllers.session import SESSION_COOKIE
+
+    client = hostile_app.state.client
+    key = _keys(hostile_app, alice="user")["alice"]["authorization"].removeprefix("Bearer ")
+    for headers in ({"origin": "https://evil.example"}, {"sec-fetch-site": "cross-site"}, {"origin": "null"}):
+        refused = client.post("/login", data={"key": key, "next": "/"}, headers=headers, follow_redirects=False)
+        assert refused.status_code == 403, (headers, refused.status_code)
+        assert SESSION_COOKIE not in refused.headers.get("set-cookie", "")
+    same = client.post("/login", data={"key": key, "next": "/"}, follow_redirects=False,
+                       headers={"origin": "http://testserver.local", "sec-fetch-site": "same-origin"})
+    assert same.status_code == 303
