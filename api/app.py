@@ -212,9 +212,15 @@ def create_app(
 
 def server_options(settings: ServiceSettings) -> dict[str, Any]:
     """``uvicorn.run`` options from the settings: proxy headers only from the configured proxies
-    (uvicorn on its own believes any ``X-Forwarded-For`` from 127.0.0.1)."""
+    (uvicorn on its own believes any ``X-Forwarded-For`` from 127.0.0.1), and a time limit on
+    each request's head (:mod:`api.server`)."""
+    from api.server import header_timeout_protocol
+
     proxies = settings.auth.forwarded_allow_ips.strip()
-    return {"proxy_headers": bool(proxies), "forwarded_allow_ips": proxies or None}
+    options: dict[str, Any] = {"proxy_headers": bool(proxies), "forwarded_allow_ips": proxies or None}
+    if settings.auth.header_timeout_s > 0:
+        options["http"] = header_timeout_protocol(settings.auth.header_timeout_s)
+    return options
 
 
 class MetricsController(PrometheusController):

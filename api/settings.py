@@ -121,6 +121,9 @@ class AuthSettings:
     whatever it sends, a right key included, until the window has room. Empty: no limit."""
     session_ttl_s: int = 12 * 3600
     """How long a sign-in to the pages lasts (its cookie holds a server-side session token)."""
+    header_timeout_s: float = 10.0
+    """A connection whose request line and headers are not all in within this is closed
+    (slowloris); 0: no limit."""
     forwarded_allow_ips: str = ""
     """Comma-separated addresses of the reverse proxies whose ``X-Forwarded-For`` and
     ``X-Forwarded-Proto`` are believed (``*``: any). Empty, the default: none, so a client

@@ -529,8 +529,60 @@ def test_forwarded_headers_are_believed_from_configured_proxies_only():
 
     default = uvicorn.Config(lambda: None, **server_options(ServiceSettings()))
     assert default.proxy_headers is False  # uvicorn alone believes X-Forwarded-For from 127.0.0.1
-    proxied = ServiceSettings(auth=AuthSettings(forwarded_allow_ips="10.0.0.5"))
-    assert server_options(proxied) == {"proxy_headers": True, "forwarded_allow_ips": "10.0.0.5"}
+    proxied = uvicorn.Config(lambda: None, **server_options(
+        ServiceSettings(auth=AuthSettings(forwarded_allow_ips="10.0.0.5"))))
+    assert proxied.proxy_headers is True and proxied.forwarded_allow_ips == "10.0.0.5"
+
+
+def test_slowloris_connections_are_closed_at_the_header_timeout(tmp_path):
+    """200 connections sending their headers a byte at a time are closed after 2 s; a normal
+    request is still answered meanwhile."""
+    import socket
+    import threading
+
+    import uvicorn
+
+    from api.app import server_options
+
+    settings = replace(service_settings(f"sqlite:///{tmp_path / 'service.db'}"),
+                       auth=AuthSettings(header_timeout_s=2.0))
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(settings, queue=ListQueue(), inline=FakeInline()),
+                                           host="127.0.0.1", port=port, log_level="warning",
+                                           **server_options(settings)))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.1)
+        slow = []
+        for _ in range(200):
+            s = socket.create_connection(("127.0.0.1", port), timeout=10)
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            slow.append(s)
+        started = time.monotonic()
+        assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=10).status_code == 200
+        closed = 0
+        for s in slow:
+            try:
+                while time.monotonic() - started < 15:
+                    s.sendall(b"X")  # a byte of a header line, now and then
+                    s.settimeout(1.0)
+                    try:
+                        if s.recv(1) == b"":
+                            closed += 1
+                            break
+                    except socket.timeout:
+                        continue
+            except OSError:  # reset by the server: closed as well
+                closed += 1
+            finally:
+                s.close()
+        assert closed == 200 and time.monotonic() - started < 15
+    finally:
+        server.should_exit = True
+        thread.join(10)
 
 
 def test_the_sign_in_cookie_is_a_session_and_a_stale_one_locks_nobody_out(hostile_app):
