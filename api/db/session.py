@@ -1,8 +1,9 @@
 """One SQLAlchemy engine per process; sessions are short and explicit.
 
 Every wait on the database is bounded (:class:`api.settings.DatabaseTimeouts`): connecting,
-each statement, a free pooled connection, a dead TCP peer and, on SQLite, another writer's
-lock. Past any of them SQLAlchemy raises ``OperationalError``, which the API answers 503
+each statement (on the server, and on the client for a server that stopped answering:
+:mod:`api.db.watchdog`), a free pooled connection, a dead TCP peer and, on SQLite,
+another writer's lock. Past any of them SQLAlchemy raises ``OperationalError``, which the API answers 503
 with ``Retry-After`` (:mod:`api.problems`)."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Iterator
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
+from api.db.watchdog import RoundTripWatchdog
 from api.settings import DatabaseTimeouts
 
 
@@ -25,8 +27,11 @@ def make_engine(url: str, timeouts: DatabaseTimeouts | None = None) -> Engine:
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": limits.db_busy_timeout_s})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20,
-                         pool_timeout=limits.db_pool_timeout_s, connect_args=postgres_connect_args(limits))
+    engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20,
+                           pool_timeout=limits.db_pool_timeout_s, connect_args=postgres_connect_args(limits))
+    if limits.db_statement_timeout_s > 0:  # migrations wait as long as they need
+        RoundTripWatchdog(limits.db_statement_timeout_s + 1.0).watch(engine)
+    return engine
 
 
 MIGRATION_TIMEOUTS = DatabaseTimeouts(db_statement_timeout_s=0, db_busy_timeout_s=60.0)

@@ -620,3 +620,74 @@ def test_a_cross_site_sign_in_is_refused(hostile_app):
     same = client.post("/login", data={"key": key, "next": "/"}, follow_redirects=False,
                        headers={"origin": "http://testserver.local", "sec-fetch-site": "same-origin"})
     assert same.status_code == 303
+
+
+class _FreezingProxy:
+    """A TCP proxy to the test PostgreSQL that can stop passing bytes (a frozen server)."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        import socket
+        import threading
+
+        self.target, self.frozen = target, threading.Event()
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = self.listener.getsockname()[1]
+        self._threads = threading
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.target)
+            for a, b in ((client, server), (server, client)):
+                self._threads.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    def _pipe(self, source, sink) -> None:
+        try:
+            while data := source.recv(65536):
+                while self.frozen.is_set():
+                    time.sleep(0.05)
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (source, sink):
+                try:
+                    s.close()
+                except OSError:
+                    pass
+
+
+def test_a_frozen_database_gives_fast_503s_and_recovery_is_immediate(postgres_url):
+    """The server stops answering mid-session (connections stay open): each request is a 503
+    within 5 s, and the first request after it answers again is served at once."""
+    from urllib.parse import urlsplit
+
+    from api.db.migrate import upgrade
+    from api.settings import DatabaseTimeouts
+
+    upgrade(postgres_url)
+    target = urlsplit(postgres_url)
+    proxy = _FreezingProxy((target.hostname, target.port or 5432))
+    url = postgres_url.replace(target.netloc, f"{target.username}@127.0.0.1:{proxy.port}")
+    settings = replace(service_settings(url), database=DatabaseTimeouts(db_connect_timeout_s=2))
+    app = create_app(settings, queue=ListQueue(), inline=FakeInline(), migrate=False)
+    with TestClient(app) as client:
+        assert client.get("/v1/diagnoses").status_code == 200
+        proxy.frozen.set()
+        for path in ("/v1/diagnoses", "/healthz", "/v1/diagnoses"):
+            started = time.perf_counter()
+            response = client.get(path)
+            elapsed = time.perf_counter() - started
+            assert response.status_code == 503 and elapsed < 5.0, (path, response.status_code, elapsed)
+        proxy.frozen.clear()
+        started = time.perf_counter()
+        assert client.get("/v1/diagnoses").status_code == 200
+        assert time.perf_counter() - started < 2.0
