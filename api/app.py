@@ -47,7 +47,7 @@ from api.services.auth import FailedAuthLimiter, KeyRing, RateLimiter
 from api.services.diagnoses import DiagnosisService
 from api.services.inline import InlineEngine
 from api.services.nightly_gate import RunFinalizer
-from api.settings import ServiceSettings
+from api.settings import DatabaseTimeouts, ServiceSettings
 from diagnose.models import ModelRegistry
 from diagnose.pipeline import Diagnoser
 from diagnose.settings import ModelSettings
@@ -122,8 +122,8 @@ class AppDatabase(Database):
     reads or seeds the database of an app it has not started (or serves it without a
     lifespan, as an ASGI client may)."""
 
-    def __init__(self, url: str, migrate: bool) -> None:
-        super().__init__(url)
+    def __init__(self, url: str, migrate: bool, timeouts: DatabaseTimeouts | None = None) -> None:
+        super().__init__(url, timeouts)
         self._needs_upgrade = migrate
         self._upgrade_lock = threading.Lock()
 
@@ -136,9 +136,9 @@ class AppDatabase(Database):
                 self._needs_upgrade = False
 
     @contextmanager
-    def session(self) -> Iterator[Session]:
+    def session(self, immediate: bool = False) -> Iterator[Session]:
         self.upgrade()
-        with super().session() as session:
+        with super().session(immediate) as session:
             yield session
 
 
@@ -154,7 +154,7 @@ def create_app(
     engine; ``migrate`` upgrades the schema at startup; ``warm_up`` loads the inline engine's
     models at startup rather than on the first request that needs them."""
     settings = settings or ServiceSettings.from_env()
-    db = AppDatabase(settings.database_url, migrate=migrate)
+    db = AppDatabase(settings.database_url, migrate=migrate, timeouts=settings.database)
     registry = SharedRegistry(settings.engine.models)  # for the inline engine and the embedded worker
     queue = queue or build_queue(settings, db, with_worker=settings.queue.embedded_worker, registry=registry)
     inline = inline or InlineEngine(settings.engine, registry=registry)
@@ -165,8 +165,8 @@ def create_app(
     def authorize(connection: ASGIConnection, _: BaseRouteHandler) -> None:
         client = connection.client.host if connection.client else "unknown"
         reading = connection.scope.get("method") in ("GET", "HEAD")
-        session_key = connection.cookies.get(SESSION_COOKIE) if reading else None
-        caller = keys.authenticate(connection.headers.get("authorization"), client, session_key)
+        session_token = connection.cookies.get(SESSION_COOKIE) if reading else None
+        caller = keys.authenticate(connection.headers.get("authorization"), client, session_token)
         limiter.check(caller)
         connection.state.caller = caller
 
@@ -206,7 +206,21 @@ def create_app(
     app.state.service = service
     app.state.key_ring = keys
     app.state.limiter = limiter
+    app.state.session_ttl_s = settings.auth.session_ttl_s
     return app
+
+
+def server_options(settings: ServiceSettings) -> dict[str, Any]:
+    """``uvicorn.run`` options from the settings: proxy headers only from the configured proxies
+    (uvicorn on its own believes any ``X-Forwarded-For`` from 127.0.0.1), and a time limit on
+    each request's head (:mod:`api.server`)."""
+    from api.server import header_timeout_protocol
+
+    proxies = settings.auth.forwarded_allow_ips.strip()
+    options: dict[str, Any] = {"proxy_headers": bool(proxies), "forwarded_allow_ips": proxies or None}
+    if settings.auth.header_timeout_s > 0:
+        options["http"] = header_timeout_protocol(settings.auth.header_timeout_s)
+    return options
 
 
 class MetricsController(PrometheusController):

@@ -30,7 +30,7 @@ from litestar.response import Redirect
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 
-from api.services.errors import ServiceError, Unauthorized
+from api.services.errors import ServiceError, SessionEnded, Unauthorized
 
 log = logging.getLogger("rag_diagnose.api")
 
@@ -86,8 +86,14 @@ def problem_details_plugin() -> ProblemDetailsPlugin:
 def unauthorized(request: Request, exc: Unauthorized) -> Response:
     if _wants_page(request):
         # A person in a browser: to the login form, and back here afterwards.
-        return Redirect(f"/login?{urlencode({'next': request.url.path})}", status_code=303)
-    return from_service_error(exc).to_response(request)
+        response: Response = Redirect(f"/login?{urlencode({'next': request.url.path})}", status_code=303)
+    else:
+        response = from_service_error(exc).to_response(request)
+    if isinstance(exc, SessionEnded):
+        from api.controllers.session import SESSION_COOKIE
+
+        response.delete_cookie(SESSION_COOKIE, path="/")  # a stale cookie is not sent again
+    return response
 
 
 def _wants_page(request: Request) -> bool:

@@ -1,4 +1,7 @@
-"""Security headers: a Content-Security-Policy on every HTML answer of the service.
+"""Security headers: a Content-Security-Policy on every HTML answer of the service, and
+``Cache-Control: no-store`` on every answer to a request that carried credentials (an
+``Authorization`` header or the sign-in cookie), so no shared or browser cache keeps one
+key's diagnoses for the next reader.
 
 The site pages set their own strict policy (no scripts at all, see
 :func:`api.controllers.diagnoses.content_security_policy`); the API docs page
@@ -16,6 +19,7 @@ from api.controllers.diagnoses import content_security_policy
 
 _CSP = b"content-security-policy"
 _NOSNIFF = b"x-content-type-options"
+_CACHE = b"cache-control"
 
 
 def security_headers(app: ASGIApp) -> ASGIApp:
@@ -27,10 +31,15 @@ def security_headers(app: ASGIApp) -> ASGIApp:
             await app(scope, receive, send)
             return
 
+        credentials = _has_credentials(scope)
+
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers") or [])
                 names = {bytes(name).lower() for name, _ in headers}
+                if credentials and _CACHE not in names:
+                    headers.append((_CACHE, b"no-store"))
+                    message = {**message, "headers": headers}  # type: ignore[assignment]
                 content_type = next((bytes(value) for name, value in headers
                                      if bytes(name).lower() == b"content-type"), b"")
                 if content_type.lower().startswith(b"text/html"):
@@ -44,3 +53,13 @@ def security_headers(app: ASGIApp) -> ASGIApp:
         await app(scope, receive, send_with_headers)
 
     return middleware
+
+
+def _has_credentials(scope: Scope) -> bool:
+    from api.controllers.session import SESSION_COOKIE
+
+    for name, value in scope.get("headers") or []:
+        name = bytes(name).lower()
+        if name == b"authorization" or (name == b"cookie" and SESSION_COOKIE.encode() in bytes(value)):
+            return True
+    return False

@@ -38,6 +38,21 @@ class Limits:
     what the push's token counts cost (about 2 s of tokenizing at the default)."""
     max_library_cases: int = 2000
     """Current cases (distinct case ids) the stored library may hold after a push."""
+    max_library_versions: int = 20
+    """Versions kept per library case: a push that adds one deletes the oldest beyond this,
+    except the current one and those a nightly run points at (which stay for its results)."""
+    max_constraints: int = 32
+    """Output constraints of one case (``constraints``)."""
+    max_pattern_chars: int = 4096
+    """Characters of all regex constraint patterns of one case together (each one is compiled
+    when the case is read and run against every sample)."""
+    max_tags: int = 32
+    """Tags of one case (``tags``)."""
+    max_text_chars: int = 1024
+    """Characters of each short stored field: a tag, a document's ``source``, a ``must_include``
+    text, a ``json`` constraint key."""
+    max_json_keys: int = 64
+    """Keys of one ``json`` constraint (``constraints[i].keys``)."""
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -53,10 +68,26 @@ class Limits:
 class QueueSettings:
     capacity: int = 64
     """Queued plus running diagnoses above which new work is refused with 503."""
+    cost_capacity: int = 1_000_000
+    """Tokens that queued plus running diagnoses may generate at most together (each counted
+    at its cost, :func:`api.services.admission.job_cost`); above it new work is refused with 503."""
+    key_share: float = 0.5
+    """The fraction of ``capacity`` and of ``cost_capacity`` one API key's queued and running
+    work may hold; past it that key gets 429 with ``Retry-After``, so the rest stays free for
+    other keys. 1.0: no per-key share. Work of a keyless service and scheduled runs has none."""
+    tokens_per_s: float = 0.0
+    """The decode rate assumed until one is measured from finished diagnoses; with
+    ``job_timeout_s`` it refuses (413) a diagnosis that could not finish in time. 0: none assumed."""
     retry_after_s: int = 30
     """What ``Retry-After`` says when the queue is full."""
     inline_inputs_max_documents: int = 50
     """``mode=inputs`` diagnoses of up to this many documents are answered inline."""
+    inline_concurrency: int = 2
+    """Inline diagnoses one API process runs or lets wait for its engine at once; beyond them a
+    request gets 503 with ``Retry-After`` at once, instead of holding a request thread that
+    other requests (``/healthz`` included) need."""
+    inline_retry_after_s: int = 2
+    """What ``Retry-After`` says when the inline diagnoses are all busy."""
     embedded_worker: bool = True
     """With SQLite, run the worker inside ``diagnose serve`` (there is no other process)."""
     heartbeat_s: float = 5.0
@@ -88,6 +119,34 @@ class AuthSettings:
     """Failed authentications (a wrong, revoked or non-bearer key, on the API or the
     login form) per client address; past it the address gets 429 with ``Retry-After``
     whatever it sends, a right key included, until the window has room. Empty: no limit."""
+    session_ttl_s: int = 12 * 3600
+    """How long a sign-in to the pages lasts (its cookie holds a server-side session token)."""
+    header_timeout_s: float = 10.0
+    """A connection whose request line and headers are not all in within this is closed
+    (slowloris); 0: no limit."""
+    forwarded_allow_ips: str = ""
+    """Comma-separated addresses of the reverse proxies whose ``X-Forwarded-For`` and
+    ``X-Forwarded-Proto`` are believed (``*``: any). Empty, the default: none, so a client
+    cannot choose the address its failed keys and rate limits count against."""
+
+
+@dataclass(frozen=True)
+class DatabaseTimeouts:
+    """How long the service waits for its database before answering 503: a database that
+    accepts connections and never answers must not hold every request."""
+
+    db_connect_timeout_s: int = 3
+    """Opening a PostgreSQL connection, its start-up exchange included (libpq's minimum is 2)."""
+    db_statement_timeout_s: float = 15.0
+    """One PostgreSQL statement (``statement_timeout``), lock waits included; 0: none."""
+    db_pool_timeout_s: float = 3.0
+    """Waiting for a free pooled connection when all are in use."""
+    db_tcp_timeout_s: int = 5
+    """A PostgreSQL connection whose sent data stays unacknowledged (a server or network gone)
+    this long is dropped (TCP keepalives and ``tcp_user_timeout``), so that the first request
+    after an outage does not wait for the operating system's default of minutes."""
+    db_busy_timeout_s: float = 30.0
+    """SQLite: waiting for another writer's lock (the embedded worker's, another request's)."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +155,7 @@ class ServiceSettings:
     limits: Limits = field(default_factory=Limits)
     queue: QueueSettings = field(default_factory=QueueSettings)
     auth: AuthSettings = field(default_factory=AuthSettings)
+    database: DatabaseTimeouts = field(default_factory=DatabaseTimeouts)
 
     @property
     def database_url(self) -> str:
@@ -115,6 +175,7 @@ class ServiceSettings:
             limits=_override(Limits(), env),
             queue=_override(QueueSettings(), env),
             auth=_override(AuthSettings(), env),
+            database=_override(DatabaseTimeouts(), env),
         )
 
 

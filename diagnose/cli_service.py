@@ -63,17 +63,45 @@ def serve(host: str | None, port: int | None, no_worker: bool, log_level: str) -
 
     import uvicorn
 
-    from api.app import create_app
+    from api.app import create_app, server_options
+    from api.db.migrate import upgrade
 
     settings = _settings()
     if no_worker:
         settings = dataclasses.replace(settings, queue=dataclasses.replace(settings.queue, embedded_worker=False))
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _reachable(lambda: upgrade(settings.database_url))
     app = create_app(settings, warm_up=True)
     server = settings.engine.server
     click.echo(f"rag-diagnose serving on http://{host or server.host}:{port or server.port} "
-               f"({'PostgreSQL' if settings.uses_postgres else 'SQLite'}: {settings.database_url})", err=True)
-    uvicorn.run(app, host=host or server.host, port=port or server.port, log_level=log_level)
+               f"({'PostgreSQL' if settings.uses_postgres else 'SQLite'}: {shown_url(settings.database_url)})", err=True)
+    uvicorn.run(app, host=host or server.host, port=port or server.port, log_level=log_level,
+                **server_options(settings))
+
+
+def shown_url(url: str) -> str:
+    """A database URL as logs and banners show it: the password masked."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "(an unparsable DATABASE_URL)"
+
+
+def _reachable(call) -> None:
+    """Run ``call`` (the start-up migration); a database that cannot be reached or a URL that is
+    wrong is one line (exit 1), not a traceback."""
+    from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
+
+    from diagnose.errors import DiagnoseError
+
+    try:
+        call()
+    except (DBAPIError, ArgumentError, NoSuchModuleError) as exc:
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        raise DiagnoseError(f"the database at {shown_url(_settings().database_url)} is unreachable: {reason}") from None
 
 
 @click.command()
@@ -105,8 +133,8 @@ def worker(name: str | None) -> None:
         raise UsageError("`diagnose worker` needs DATABASE_URL=postgresql://...; "
                          "with the SQLite default, `diagnose serve` runs the worker itself")
     logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    upgrade(settings.database_url)
-    database = Database(settings.database_url)
+    _reachable(lambda: upgrade(settings.database_url))
+    database = Database(settings.database_url, settings.database)
     runner = build_runner(settings, database)
     queue = PostgresQueue(settings.database_url, settings.queue.stalled_after_s, settings.queue.nightly_cron,
                           max_attempts=settings.queue.max_attempts)
@@ -150,13 +178,15 @@ def keys() -> None:
 @keys.command("add")
 @click.argument("name")
 @click.option("--rate-limit", help='Requests allowed per window, e.g. "60/minute" (default: RAG_DIAGNOSE_DEFAULT_RATE_LIMIT or 120/minute).')
-def keys_add(name: str, rate_limit: str | None) -> None:
+@click.option("--role", type=click.Choice(["user", "admin"]), default="user", show_default=True,
+              help="user: reads, lists and cancels its own diagnoses, library and nightly runs; admin: everyone's.")
+def keys_add(name: str, rate_limit: str | None, role: str) -> None:
     """Create a key and print it once; only its sha256 is stored."""
     from api.db.migrate import upgrade
     from api.services.auth import create_key
 
     upgrade(_settings().database_url)
-    click.echo(_as_usage_error(lambda: create_key(_database(), name, rate_limit)))
+    click.echo(_as_usage_error(lambda: create_key(_database(), name, rate_limit, role)))
 
 
 @keys.command("list")
@@ -166,7 +196,7 @@ def keys_list() -> None:
 
     for key in list_keys(_database()):
         state = "revoked" if key["revoked"] else "active"
-        click.echo(f"{key['name']}\t{state}\t{key['rate_limit'] or 'default'}\t{key['created_at']}")
+        click.echo(f"{key['name']}\t{state}\t{key['rate_limit'] or 'default'}\t{key['created_at']}\t{key['role']}")
 
 
 @keys.command("revoke")

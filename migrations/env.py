@@ -8,7 +8,7 @@ from logging.config import fileConfig
 from alembic import context
 
 from api.db.models import Base
-from api.db.session import make_engine
+from api.db.session import MIGRATION_TIMEOUTS, make_engine
 from diagnose.settings import DatabaseSettings
 
 config = context.config
@@ -25,7 +25,7 @@ def run_offline() -> None:
 
 
 def run_online() -> None:
-    engine = make_engine(url)
+    engine = make_engine(url, MIGRATION_TIMEOUTS)
     with engine.connect() as connection:
         # Batch mode rewrites ALTERs as table copies on SQLite, which cannot alter columns.
         context.configure(connection=connection, target_metadata=Base.metadata, render_as_batch=True)

@@ -77,12 +77,13 @@ class DiagnosesController(Controller):
                                       extra=[{"key": "repair", "message": "repair: needs mode=run"}])
         stored_mode = "repair" if repair else mode
         submitted = await to_thread.run_sync(
-            lambda: service.submit(data, mode=stored_mode, rerun=rerun, api_key_id=caller.key_id))
+            lambda: service.submit(data, mode=stored_mode, rerun=rerun, api_key_id=caller.key_id, scope=caller.scope))
         return typed(SubmittedDiagnosis, {**submitted.view, "reused": submitted.reused})
 
     @get(summary="Recent diagnoses", responses=problem_responses(400, 401, 429))
     async def list_recent(
         self,
+        request: Request,
         service: Service,
         status: Annotated[Literal["queued", "running", "done", "failed", "cancelled"] | None, QueryParameter()] = None,
         case_id: Annotated[str | None, QueryParameter(max_length=128)] = None,
@@ -90,27 +91,28 @@ class DiagnosesController(Controller):
     ) -> list[DiagnosisView]:
         """The newest first; each without its report (read it with ``GET /v1/diagnoses/{id}``)."""
         return typed(list[DiagnosisView],
-                     await to_thread.run_sync(lambda: service.list(status=status, case_id=case_id, limit=limit)))
+                     await to_thread.run_sync(lambda: service.list(status=status, case_id=case_id, limit=limit,
+                                                                   scope=request.state.caller.scope)))
 
     @get("/{diagnosis_id:str}", summary="A diagnosis: status, progress, report when done",
          responses=problem_responses(400, 401, 404, 429))
-    async def read(self, service: Service, diagnosis_id: FromPath[str]) -> DiagnosisView:
-        return typed(DiagnosisView, await to_thread.run_sync(service.get, diagnosis_id))
+    async def read(self, request: Request, service: Service, diagnosis_id: FromPath[str]) -> DiagnosisView:
+        return typed(DiagnosisView, await to_thread.run_sync(service.get, diagnosis_id, request.state.caller.scope))
 
     @delete("/{diagnosis_id:str}", status_code=202, summary="Cancel a queued or running diagnosis",
             responses=problem_responses(400, 401, 404, 409, 429))
-    async def cancel(self, service: Service, diagnosis_id: FromPath[str]) -> DiagnosisView:
-        return typed(DiagnosisView, await to_thread.run_sync(service.cancel, diagnosis_id))
+    async def cancel(self, request: Request, service: Service, diagnosis_id: FromPath[str]) -> DiagnosisView:
+        return typed(DiagnosisView, await to_thread.run_sync(service.cancel, diagnosis_id, request.state.caller.scope))
 
     @get("/{diagnosis_id:str}/report.json", summary="The report JSON alone",
          responses=problem_responses(400, 401, 404, 409, 429))
-    async def report_json(self, service: Service, diagnosis_id: FromPath[str]) -> dict[str, Any]:
+    async def report_json(self, request: Request, service: Service, diagnosis_id: FromPath[str]) -> dict[str, Any]:
         """The report of contract section 3, as stored."""
-        return await to_thread.run_sync(service.report, diagnosis_id)
+        return await to_thread.run_sync(service.report, diagnosis_id, request.state.caller.scope)
 
     @get("/{diagnosis_id:str}/report.html", media_type="text/html", summary="The report page",
          responses=problem_responses(400, 401, 404, 409, 429))
-    async def report_html(self, service: Service, diagnosis_id: FromPath[str]) -> Response[str]:
-        report = await to_thread.run_sync(service.report, diagnosis_id)
+    async def report_html(self, request: Request, service: Service, diagnosis_id: FromPath[str]) -> Response[str]:
+        report = await to_thread.run_sync(service.report, diagnosis_id, request.state.caller.scope)
         html = render_report_html(msgspec.convert(report, Report))
         return Response(html, media_type="text/html", headers=HTML_HEADERS)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from anyio import to_thread
+from anyio import CapacityLimiter, to_thread
 from litestar import get
 from litestar.di import NamedDependency
 
@@ -29,6 +29,10 @@ def _no_worker_detail(kind: str, pending: int, stalled_after_s: float) -> str:
     return f"the worker thread of this process is not running; {waiting}"
 
 
+_OWN_THREADS = CapacityLimiter(2)
+"""``/healthz`` does not wait for a thread of the shared pool, which a burst of requests may hold."""
+
+
 @get("/healthz", summary="Can the service take work?", tags=["operations"], responses=problem_responses(503))
 async def healthz(service: NamedDependency[DiagnosisService]) -> Health:
     queue = service.queue
@@ -38,7 +42,7 @@ async def healthz(service: NamedDependency[DiagnosisService]) -> Health:
         return {"pending": service.pending(), "workers": queue.workers_alive()}
 
     try:
-        facts = await to_thread.run_sync(check)
+        facts = await to_thread.run_sync(check, limiter=_OWN_THREADS)
     except Exception as exc:  # noqa: BLE001 - any database failure means "cannot take work"
         raise problem(503, "unavailable", f"database unreachable: {type(exc).__name__}") from exc
     settings = service.settings.queue

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import msgspec
 from anyio import to_thread
-from litestar import Controller, get, post
+from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency, Provide
 from litestar.params import BodyKwarg, QueryParameter
 
@@ -46,6 +46,7 @@ class LibraryController(Controller):
           responses=problem_responses(400, 401, 413, 415, 422, 429))
     async def push(
         self,
+        request: Request,
         library: Library,
         data: Annotated[dict[str, Any], BodyKwarg(description='`{"cases": [case, ...]}` (contract section 1).',
                                                    schema_extra=library_body_schema())],
@@ -61,13 +62,15 @@ class LibraryController(Controller):
         limited in cases and prompt characters, the library in current cases (413
         naming ``cases``).
         """
-        return typed(LibraryPushResult, await to_thread.run_sync(library.push_body, data))
+        return typed(LibraryPushResult, await to_thread.run_sync(library.push_body, data, request.state.caller.key_id))
 
     @get(summary="Current library cases with their latest nightly verdict",
          responses=problem_responses(400, 401, 429))
     async def list_current(
         self,
+        request: Request,
         library: Library,
         tag: Annotated[list[str] | None, QueryParameter(description="Only cases carrying every given tag.")] = None,
     ) -> list[LibraryEntry]:
-        return typed(list[LibraryEntry], await to_thread.run_sync(lambda: library.list(tag or ())))
+        scope = request.state.caller.scope
+        return typed(list[LibraryEntry], await to_thread.run_sync(lambda: library.list(tag or (), scope)))

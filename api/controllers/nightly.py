@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 from anyio import to_thread
-from litestar import Controller, Response, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody, QueryParameter
 
@@ -52,7 +52,8 @@ class NightlyRunsController(Controller):
 
     @post(status_code=202, summary="Start a nightly run over the stored library", operation_class=LINKS_TO_THE_RUN,
           responses=problem_responses(400, 401, 415, 422, 429, 503))
-    async def start(self, nightly: Nightly, data: JSONBody[NightlyRunRequest | None] = None) -> NightlyRunView:
+    async def start(self, request: Request, nightly: Nightly,
+                    data: JSONBody[NightlyRunRequest | None] = None) -> NightlyRunView:
         """Queue one diagnosis per current library case and answer ``202 {id, status, links}``.
 
         The run is admitted like single diagnoses, under the same capacity: when its
@@ -65,29 +66,36 @@ class NightlyRunsController(Controller):
         (``fail`` when a case reaches ``fail_on``, ``warn`` when a case regressed below it).
         """
         body = data or NightlyRunRequest()
+        owner = request.state.caller.key_id
         return typed(NightlyRunView, await to_thread.run_sync(lambda: nightly.start_run(
-            body.tags, body.baseline, body.fail_on, body.seed_offset)))
+            body.tags, body.baseline, body.fail_on, body.seed_offset, owner=owner)))
 
     @get(summary="Recent nightly runs with progress and counts", responses=problem_responses(400, 401, 429))
     async def list_recent(
         self,
+        request: Request,
         nightly: Nightly,
         status: Annotated[Literal["running", "done", "failed"] | None, QueryParameter()] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     ) -> list[NightlyRunView]:
-        return typed(list[NightlyRunView], await to_thread.run_sync(lambda: nightly.list(status=status, limit=limit)))
+        scope = request.state.caller.scope
+        return typed(list[NightlyRunView],
+                     await to_thread.run_sync(lambda: nightly.list(status=status, limit=limit, scope=scope)))
 
     @get("/{run_id:str}", summary="A nightly run: progress (finished/total), summary when done",
          responses=problem_responses(400, 401, 404, 429))
-    async def read(self, nightly: Nightly, run_id: FromPath[str]) -> NightlyRunView:
-        return typed(NightlyRunView, await to_thread.run_sync(nightly.get, run_id))
+    async def read(self, request: Request, nightly: Nightly, run_id: FromPath[str]) -> NightlyRunView:
+        scope = request.state.caller.scope
+        return typed(NightlyRunView, await to_thread.run_sync(lambda: nightly.get(run_id, scope=scope)))
 
     @get("/{run_id:str}/junit.xml", media_type="application/xml", summary="JUnit XML, one test case per case",
          responses=problem_responses(400, 401, 404, 409, 429))
-    async def junit(self, nightly: Nightly, run_id: FromPath[str]) -> Response[str]:
-        return Response(await to_thread.run_sync(nightly.junit, run_id), media_type="application/xml")
+    async def junit(self, request: Request, nightly: Nightly, run_id: FromPath[str]) -> Response[str]:
+        xml = await to_thread.run_sync(nightly.junit, run_id, request.state.caller.scope)
+        return Response(xml, media_type="application/xml")
 
     @get("/{run_id:str}/summary.md", media_type="text/markdown", summary="Markdown summary for a PR comment",
          responses=problem_responses(400, 401, 404, 409, 429))
-    async def summary_md(self, nightly: Nightly, run_id: FromPath[str]) -> Response[str]:
-        return Response(await to_thread.run_sync(nightly.markdown, run_id), media_type="text/markdown; charset=utf-8")
+    async def summary_md(self, request: Request, nightly: Nightly, run_id: FromPath[str]) -> Response[str]:
+        markdown = await to_thread.run_sync(nightly.markdown, run_id, request.state.caller.scope)
+        return Response(markdown, media_type="text/markdown; charset=utf-8")

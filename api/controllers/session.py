@@ -1,15 +1,19 @@
 """Signing in to the pages when API keys are configured.
 
 A browser cannot send ``Authorization: Bearer``, so ``/login`` takes a key in a
-form and keeps it in an HttpOnly, SameSite=Strict cookie. The guard accepts that
-cookie for reading requests only (GET/HEAD): starting work still needs the header.
-A wrong key in the form counts against the address's failed-authentication limit
-(:class:`api.services.auth.FailedAuthLimiter`), as a wrong key on the API does.
+form, starts a server-side session (:meth:`api.services.auth.KeyRing.sign_in`) and
+keeps its token, never the key, in an HttpOnly, SameSite=Strict cookie. The guard
+accepts that cookie for reading requests only (GET/HEAD): starting work still needs
+the header. A wrong key in the form counts against the address's failed-authentication
+limit (:class:`api.services.auth.FailedAuthLimiter`), as a wrong key on the API does.
+A sign-in posted from another site (``Origin`` or ``Sec-Fetch-Site`` says so) is
+refused with 403: another page must not sign a browser in to its own key (login CSRF).
 """
 
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from litestar import Controller, Request, Response, get, post
 from litestar.enums import RequestEncodingType
@@ -19,7 +23,7 @@ from litestar.response import Redirect
 from api.controllers.diagnoses import content_security_policy
 from api.pages.render import Renderer
 from api.services.auth import Caller
-from api.services.errors import ServiceError
+from api.services.errors import Forbidden, ServiceError
 
 SESSION_COOKIE = "rag_diagnose_key"
 LOGIN_RATE_LIMIT = "10/minute"
@@ -54,21 +58,39 @@ class SessionController(Controller):
         key = (data.get("key") or "").strip()
         client = request.client.host if request.client else "unknown"
         try:
+            if cross_site(request):
+                raise Forbidden("a sign-in must be posted from this site's own form")
             request.app.state.limiter.check(Caller(f"login:{client}", None, LOGIN_RATE_LIMIT))
-            request.app.state.key_ring.authenticate(f"Bearer {key}", client)
+            token = request.app.state.key_ring.sign_in(key, client, request.app.state.session_ttl_s)
         except ServiceError as exc:
             # exc.headers: WWW-Authenticate on 401, Retry-After on 429 (too many tries or failed keys)
             return _renderer.page("login.html.j2", exc.status, next_page=target, error=exc.detail, active="",
                                   form_action="'self'",
                                   headers={**exc.headers, "Content-Security-Policy": _CSP_WITH_FORM})
         response = Redirect(target, status_code=303)
-        response.set_cookie(SESSION_COOKIE, key, httponly=True, samesite="strict",
-                            secure=request.url.scheme == "https", path="/")
+        if token:
+            response.set_cookie(SESSION_COOKIE, token, httponly=True, samesite="strict",
+                                secure=request.url.scheme == "https", path="/",
+                                max_age=request.app.state.session_ttl_s)
         return response
 
     @post("/logout", status_code=303)
-    async def logout(self) -> Response[None]:
+    async def logout(self, request: Request) -> Response[None]:
+        token = request.cookies.get(SESSION_COOKIE)
+        if token:
+            request.app.state.key_ring.sign_out(token)
         response = Redirect("/login", status_code=303)
         response.delete_cookie(SESSION_COOKIE, path="/")
         return response
+
+
+def cross_site(request: Request) -> bool:
+    """Whether the browser says the form was posted from another site: ``Sec-Fetch-Site``, or an
+    ``Origin`` other than this host. Clients that send neither (curl, scripts) are not browsers."""
+    if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+        return True
+    origin = request.headers.get("origin")
+    if origin is None:
+        return False
+    return origin == "null" or urlsplit(origin).netloc.lower() != request.headers.get("host", "").lower()
 

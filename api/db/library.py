@@ -13,7 +13,7 @@ from sqlalchemy import Row, func, select
 from sqlalchemy.orm import Session
 
 from api.db.models import Diagnosis, LibraryCase, NightlyItem, NightlyRun
-from api.db.store import advisory_xact_lock
+from api.db.store import advisory_xact_lock, owned
 
 PUSH_LOCK = 0x6C6962
 """PostgreSQL advisory lock key ('lib') held by a push, so that one version per case stays current."""
@@ -24,29 +24,53 @@ def lock_pushes(session: Session) -> None:
     advisory_xact_lock(session, PUSH_LOCK)
 
 
-def current_cases(session: Session, tags: Sequence[str] = ()) -> list[LibraryCase]:
-    """The current version of every case carrying all of ``tags``, by case id."""
-    rows = session.scalars(
-        select(LibraryCase).where(LibraryCase.current.is_(True)).order_by(LibraryCase.case_id)).all()
+def of_owner(owner: int | None):
+    """The condition "pushed by ``owner``" (None: by ``diagnose library push`` or a keyless service)."""
+    return LibraryCase.api_key_id.is_(None) if owner is None else LibraryCase.api_key_id == owner
+
+
+def current_cases(session: Session, tags: Sequence[str] = (), scope: int | None = None) -> list[LibraryCase]:
+    """The current version of every case carrying all of ``tags`` that ``scope`` may read (None:
+    every owner's), by case id."""
+    rows = session.scalars(owned(
+        select(LibraryCase).where(LibraryCase.current.is_(True)).order_by(LibraryCase.case_id, LibraryCase.id),
+        LibraryCase.api_key_id, scope)).all()
     wanted = set(tags)
     return [r for r in rows if wanted.issubset(r.tags)]  # tags are JSON: filtered here, on both databases
 
 
-def current_case_ids(session: Session) -> set[str]:
-    """The ids of the cases that have a current version (every case id in the library)."""
-    return set(session.scalars(select(LibraryCase.case_id).where(LibraryCase.current.is_(True))))
+def library_of(session: Session, owner: int | None, tags: Sequence[str] = ()) -> list[LibraryCase]:
+    """``owner``'s own library (what its nightly run diagnoses): its current cases carrying all of ``tags``."""
+    rows = session.scalars(select(LibraryCase).where(LibraryCase.current.is_(True), of_owner(owner))
+                           .order_by(LibraryCase.case_id)).all()
+    wanted = set(tags)
+    return [r for r in rows if wanted.issubset(r.tags)]
 
 
-def case_versions(session: Session, case_id: str) -> list[LibraryCase]:
-    """Every stored version of ``case_id``, oldest first (version ``n`` is index ``n - 1``)."""
+def current_case_ids(session: Session, owner: int | None = None) -> set[str]:
+    """The ids of ``owner``'s cases that have a current version (every case id of its library)."""
+    return set(session.scalars(select(LibraryCase.case_id).where(LibraryCase.current.is_(True), of_owner(owner))))
+
+
+def case_versions(session: Session, case_id: str, owner: int | None = None) -> list[LibraryCase]:
+    """Every stored version of ``owner``'s ``case_id``, oldest first (version ``n`` is index ``n - 1``)."""
     return list(session.scalars(
-        select(LibraryCase).where(LibraryCase.case_id == case_id).order_by(LibraryCase.id)))
+        select(LibraryCase).where(LibraryCase.case_id == case_id, of_owner(owner)).order_by(LibraryCase.id)))
 
 
-def version_counts(session: Session) -> dict[str, int]:
-    """``case id → number of stored versions``."""
-    return {case_id: n for case_id, n in session.execute(
-        select(LibraryCase.case_id, func.count()).group_by(LibraryCase.case_id))}
+def referenced_versions(session: Session, library_case_ids: list[int]) -> set[int]:
+    """Which of these library case versions a nightly run points at (those are never deleted)."""
+    if not library_case_ids:
+        return set()
+    return set(session.scalars(select(NightlyItem.library_case_id).distinct()
+                               .where(NightlyItem.library_case_id.in_(library_case_ids))))
+
+
+def version_counts(session: Session) -> dict[tuple[int | None, str], int]:
+    """``(owner, case id) → number of stored versions``."""
+    return {(owner, case_id): n for owner, case_id, n in session.execute(
+        select(LibraryCase.api_key_id, LibraryCase.case_id, func.count())
+        .group_by(LibraryCase.api_key_id, LibraryCase.case_id))}
 
 
 def latest_done_results(session: Session, library_case_ids: list[int]) -> dict[int, Row]:
@@ -63,7 +87,8 @@ def latest_done_results(session: Session, library_case_ids: list[int]) -> dict[i
     return {row.library_case_id: row for row in rows}
 
 
-def nightly_history(session: Session, case_ids: list[str], last: int) -> dict[str, list[tuple[Any, ...]]]:
+def nightly_history(session: Session, case_ids: list[str], last: int,
+                    scope: int | None = None) -> dict[str, list[tuple[Any, ...]]]:
     """Per case id: its ``last`` nightly diagnoses, oldest run first, whatever their status, each
     ``(run_id, run_created_at, diagnosis_id, status, verdict)``.
 
@@ -77,7 +102,7 @@ def nightly_history(session: Session, case_ids: list[str], last: int) -> dict[st
         .join(NightlyItem, NightlyItem.library_case_id == LibraryCase.id)
         .join(NightlyRun, NightlyRun.id == NightlyItem.run_id)
         .join(Diagnosis, Diagnosis.id == NightlyItem.diagnosis_id)
-        .where(LibraryCase.case_id.in_(case_ids))
+        .where(LibraryCase.case_id.in_(case_ids), *([] if scope is None else [LibraryCase.api_key_id == scope]))
         .order_by(NightlyRun.created_at, NightlyRun.id))
     history: dict[str, list[tuple[Any, ...]]] = {}
     for case_id, *point in rows:

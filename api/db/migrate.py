@@ -9,7 +9,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import inspect, text
 
-from api.db.session import make_engine
+from api.db.session import MIGRATION_TIMEOUTS, make_engine
 
 MIGRATION_LOCK = 0x7261_6764  # "ragd": the advisory lock key of schema changes
 
@@ -32,7 +32,7 @@ def upgrade(url: str, revision: str = "head") -> None:
         return
     # Several processes starting at once (API, workers) take turns, so no two
     # run the same migration.
-    engine = make_engine(url)
+    engine = make_engine(url, MIGRATION_TIMEOUTS)
     try:
         with engine.connect() as connection:
             connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK})
@@ -54,7 +54,7 @@ def _apply_queue_schema(url: str) -> None:
     from procrastinate import SyncPsycopgConnector
     from procrastinate.schema import SchemaManager
 
-    engine = make_engine(url)
+    engine = make_engine(url, MIGRATION_TIMEOUTS)
     try:
         if inspect(engine).has_table("procrastinate_jobs"):
             return

@@ -17,6 +17,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 JSONType = JSON().with_variant(JSONB(), "postgresql")
 
+ROLES = ("user", "admin")
 STATUSES = ("queued", "running", "done", "failed", "cancelled")
 PENDING = ("queued", "running")
 
@@ -48,8 +49,21 @@ class ApiKey(Base):
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)
     """sha256 of the key; the key itself is shown once, at creation, and never stored."""
     rate_limit: Mapped[str | None] = mapped_column(String(64))
+    role: Mapped[str] = mapped_column(String(8), default="user", server_default="user")
+    """``user``: reads, lists and cancels its own work only; ``admin``: everyone's (:data:`ROLES`)."""
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class SignInSession(Base):
+    """A signed-in browser: its cookie holds the token, this row the token's sha256 and the key."""
+
+    __tablename__ = "sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    api_key_id: Mapped[int] = mapped_column(ForeignKey("api_keys.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
 
 
 class Fingerprint(Base):
@@ -75,6 +89,8 @@ class Diagnosis(Base):
     request_key: Mapped[str] = mapped_column(String(64), index=True)
     """sha256 of case, mode, seed offset, model and settings: the cache key."""
     seed_offset: Mapped[int] = mapped_column(Integer, default=0)
+    cost: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """The most tokens it may generate, as admitted (:func:`api.services.admission.job_cost`)."""
     report: Mapped[dict[str, Any] | None]
     verdict: Mapped[str | None] = mapped_column(String(8))
     error: Mapped[dict[str, Any] | None]
@@ -82,7 +98,8 @@ class Diagnosis(Base):
     """While running: ``{phase, completed, total}`` as the engine reports it."""
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
-    api_key_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id", ondelete="SET NULL"))
+    api_key_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id", ondelete="SET NULL"), index=True)
+    """The key that submitted it (a nightly run's diagnoses: the run's); None on a keyless service."""
     fingerprint_id: Mapped[str | None] = mapped_column(ForeignKey("fingerprints.id"))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
     started_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
@@ -112,9 +129,13 @@ class LibraryCase(Base):
     """One version of a case in the stored prompt library (versioned by content hash)."""
 
     __tablename__ = "library_cases"
-    __table_args__ = (UniqueConstraint("case_id", "content_hash"),)
+    __table_args__ = (UniqueConstraint("api_key_id", "case_id", "content_hash",
+                                       name="uq_library_cases_owner_case_hash"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    api_key_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id", ondelete="SET NULL"), index=True)
+    """The key that pushed it: each key keeps its own library (None: ``diagnose library push``
+    and a keyless service)."""
     case_id: Mapped[str] = mapped_column(String(128), index=True)
     content_hash: Mapped[str] = mapped_column(String(80))
     """``sha256:<hex>`` of the case, as :func:`diagnose.nightly.library.content_hash` gives it."""
@@ -135,6 +156,8 @@ class NightlyRun(Base):
     fail_on: Mapped[str] = mapped_column(String(8), default="fail")
     seed_offset: Mapped[int] = mapped_column(Integer, default=0)
     baseline_id: Mapped[str | None] = mapped_column(ForeignKey("nightly_runs.id"))
+    api_key_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id", ondelete="SET NULL"), index=True)
+    """The key that started it (None: the worker's schedule or a keyless service)."""
     summary: Mapped[dict[str, Any] | None]
     """The gate's result: counts, per-case comparisons and their evidence."""
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)

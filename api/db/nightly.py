@@ -11,9 +11,12 @@ from sqlalchemy.orm import Session, contains_eager, selectinload
 from api.db.models import PENDING, Diagnosis, LibraryCase, NightlyItem, NightlyRun, utcnow
 
 
-def recent_runs(session: Session, limit: int = 50, status: str | None = None) -> list[NightlyRun]:
-    """The newest runs first (ties by id), of ``status`` when given."""
+def recent_runs(session: Session, limit: int = 50, status: str | None = None,
+                scope: int | None = None) -> list[NightlyRun]:
+    """The newest runs first (ties by id), of ``status`` and started by ``scope`` when given."""
     query = select(NightlyRun).order_by(NightlyRun.created_at.desc(), NightlyRun.id).limit(limit)
+    if scope is not None:
+        query = query.where(NightlyRun.api_key_id == scope)
     if status:
         query = query.where(NightlyRun.status == status)
     return list(session.scalars(query))
@@ -30,9 +33,10 @@ def recent_summaries(session: Session, limit: int) -> list[tuple[str, dict[str, 
         .order_by(NightlyRun.created_at.desc()).limit(limit))]
 
 
-def latest_done_run(session: Session, tags: list[str]) -> str | None:
-    """The id of the newest done run over exactly ``tags`` (sorted), or None."""
-    done = session.execute(select(NightlyRun.id, NightlyRun.tags).where(NightlyRun.status == "done")
+def latest_done_run(session: Session, tags: list[str], owner: int | None = None) -> str | None:
+    """The id of ``owner``'s newest done run over exactly ``tags`` (sorted), or None."""
+    mine = NightlyRun.api_key_id.is_(None) if owner is None else NightlyRun.api_key_id == owner
+    done = session.execute(select(NightlyRun.id, NightlyRun.tags).where(NightlyRun.status == "done", mine)
                            .order_by(NightlyRun.created_at.desc(), NightlyRun.id))
     return next((run_id for run_id, run_tags in done if sorted(run_tags) == tags), None)
 

@@ -52,6 +52,36 @@ def pending_count(session: Session) -> int:
     return session.scalar(select(func.count()).select_from(Diagnosis).where(Diagnosis.status.in_(PENDING))) or 0
 
 
+_ALL = object()
+
+
+def pending_load(session: Session, owner: int | None | object = _ALL) -> tuple[int, int]:
+    """``(diagnoses, cost)`` queued or running, of ``owner``'s key when given (None: unowned ones)."""
+    query = select(func.count(), func.coalesce(func.sum(Diagnosis.cost), 0)).where(Diagnosis.status.in_(PENDING))
+    if owner is not _ALL:
+        query = query.where(Diagnosis.api_key_id.is_(None) if owner is None else Diagnosis.api_key_id == owner)
+    count, cost = session.execute(query).one()
+    return int(count), int(cost)
+
+
+RATE_SAMPLE = 20
+"""Finished sampling diagnoses the measured rate is taken over (the newest)."""
+
+
+def measured_rate(session: Session) -> float:
+    """Tokens per second the workers delivered lately: the cost of the newest :data:`RATE_SAMPLE`
+    done sampling diagnoses over their running time (each admitted cost is an upper bound, so
+    this errs slow); 0 when none was measured."""
+    rows = session.execute(
+        select(Diagnosis.cost, Diagnosis.started_at, Diagnosis.finished_at)
+        .where(Diagnosis.status == "done", Diagnosis.mode.in_(("run", "repair")), Diagnosis.cost > 0,
+               Diagnosis.started_at.is_not(None), Diagnosis.finished_at.is_not(None))
+        .order_by(Diagnosis.finished_at.desc()).limit(RATE_SAMPLE)).all()
+    tokens = sum(cost for cost, _, _ in rows)
+    seconds = sum(max((finished - started).total_seconds(), 0.0) for _, started, finished in rows)
+    return tokens / seconds if seconds > 0 else 0.0
+
+
 def pending_ids(session: Session, older_than: dt.timedelta = dt.timedelta(0)) -> list[str]:
     """Ids of diagnoses still queued or running, created at least ``older_than`` ago."""
     cutoff = utcnow() - older_than
@@ -59,22 +89,28 @@ def pending_ids(session: Session, older_than: dt.timedelta = dt.timedelta(0)) ->
         select(Diagnosis.id).where(Diagnosis.status.in_(PENDING), Diagnosis.created_at <= cutoff)))
 
 
-def find_cached(session: Session, request_key: str) -> Diagnosis | None:
-    """The newest diagnosis of an identical request that is done or still on its way."""
-    return session.scalars(
+def owned(query, column, scope: int | None):
+    """``query`` limited to rows whose owner ``column`` is ``scope`` (None: every row)."""
+    return query if scope is None else query.where(column == scope)
+
+
+def find_cached(session: Session, request_key: str, scope: int | None = None) -> Diagnosis | None:
+    """The newest diagnosis of an identical request that is done or still on its way, among
+    those owned by ``scope`` (None: anyone's)."""
+    return session.scalars(owned(
         select(Diagnosis)
         .where(Diagnosis.request_key == request_key, Diagnosis.status.in_(("done", *PENDING)))
         .order_by(Diagnosis.created_at.desc())
-        .limit(1)
+        .limit(1), Diagnosis.api_key_id, scope)
     ).first()
 
 
 def recent_diagnoses(session: Session, limit: int, case_id: str | None = None,
-                     status: str | None = None) -> list[Diagnosis]:
-    """The newest diagnoses first (ties by id), of ``case_id`` and in ``status`` when given; their
-    case and report are not loaded (read one through ``session.get``)."""
-    query = (select(Diagnosis).options(defer(Diagnosis.case), defer(Diagnosis.report))
-             .order_by(Diagnosis.created_at.desc(), Diagnosis.id).limit(limit))
+                     status: str | None = None, scope: int | None = None) -> list[Diagnosis]:
+    """The newest diagnoses first (ties by id), of ``case_id``, in ``status`` and owned by ``scope``
+    when given; their case and report are not loaded (read one through ``session.get``)."""
+    query = owned(select(Diagnosis).options(defer(Diagnosis.case), defer(Diagnosis.report))
+                  .order_by(Diagnosis.created_at.desc(), Diagnosis.id).limit(limit), Diagnosis.api_key_id, scope)
     if case_id:
         query = query.where(Diagnosis.case_id == case_id)
     if status:
@@ -82,14 +118,15 @@ def recent_diagnoses(session: Session, limit: int, case_id: str | None = None,
     return list(session.scalars(query))
 
 
-def previous_done(session: Session, case_id: str, before: dt.datetime, other_than: str) -> str | None:
+def previous_done(session: Session, case_id: str, before: dt.datetime, other_than: str,
+                  scope: int | None = None) -> str | None:
     """The id of the newest finished diagnosis of ``case_id`` created before ``before``, other than
-    ``other_than`` (the diagnosis created then)."""
-    return session.scalar(
+    ``other_than`` (the diagnosis created then), owned by ``scope`` when given."""
+    return session.scalar(owned(
         select(Diagnosis.id)
         .where(Diagnosis.case_id == case_id, Diagnosis.status == "done", Diagnosis.created_at < before,
                Diagnosis.id != other_than)
-        .order_by(Diagnosis.created_at.desc()).limit(1))
+        .order_by(Diagnosis.created_at.desc()).limit(1), Diagnosis.api_key_id, scope))
 
 
 def claim(session: Session, diagnosis_id: str, max_attempts: int) -> Diagnosis | None:
@@ -98,6 +135,10 @@ def claim(session: Session, diagnosis_id: str, max_attempts: int) -> Diagnosis |
     ``running`` is claimable too: a diagnosis is only delivered again when the
     worker that held it died, so a second delivery of a finished one is skipped
     and a job's result is recorded exactly once.
+
+    Run it in an immediate session (:meth:`api.db.session.Database.session`): the row is
+    read locked, and the claim itself is a conditional update whose row count is checked,
+    so a cancel that got there first always wins.
     """
     diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=True)
     if diagnosis is None or diagnosis.status not in PENDING:
@@ -111,9 +152,42 @@ def claim(session: Session, diagnosis_id: str, max_attempts: int) -> Diagnosis |
             "detail": f"gave up after {diagnosis.attempts} attempts: each time the worker running it died, "
                       "crashed or froze (RAG_DIAGNOSE_MAX_ATTEMPTS); it is not run again"})
         return None
-    diagnosis.status = "running"
-    diagnosis.attempts += 1
-    diagnosis.started_at = utcnow()
+    claimed = session.execute(
+        update(Diagnosis)
+        .where(Diagnosis.id == diagnosis_id, Diagnosis.status.in_(PENDING), Diagnosis.cancel_requested.is_(False))
+        .values(status="running", attempts=Diagnosis.attempts + 1, started_at=utcnow())
+        .execution_options(synchronize_session=False)).rowcount
+    if claimed != 1:
+        return None
+    session.refresh(diagnosis)
+    return diagnosis
+
+
+def cancel(session: Session, diagnosis: Diagnosis) -> bool:
+    """Cancel a pending diagnosis by conditional updates (row counts checked): a queued one ends
+    ``cancelled`` now, a running one is flagged and its worker stops at its next progress
+    report. False when it was no longer pending. Run it in an immediate session."""
+    cancelled = session.execute(
+        update(Diagnosis).where(Diagnosis.id == diagnosis.id, Diagnosis.status == "queued")
+        .values(status="cancelled", progress=None, finished_at=utcnow())
+        .execution_options(synchronize_session=False)).rowcount
+    if not cancelled:
+        cancelled = session.execute(
+            update(Diagnosis).where(Diagnosis.id == diagnosis.id, Diagnosis.status == "running")
+            .values(cancel_requested=True).execution_options(synchronize_session=False)).rowcount
+    session.refresh(diagnosis)
+    return cancelled == 1
+
+
+def finish_running(session: Session, diagnosis_id: str) -> Diagnosis | None:
+    """The diagnosis, locked, if it is still this worker's to finish (running, not cancelled); a
+    running one whose cancel was requested ends ``cancelled`` here. Run it in an immediate session."""
+    diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=True)
+    if diagnosis is None or diagnosis.status != "running":
+        return None
+    if diagnosis.cancel_requested:
+        finish(diagnosis, "cancelled")
+        return None
     return diagnosis
 
 
@@ -154,6 +228,10 @@ def _insert_fingerprint(session: Session, fingerprint_id: str, environment: dict
 
 
 def set_progress(session: Session, diagnosis_id: str, progress: dict[str, Any]) -> bool:
-    """Save progress; returns whether cancellation was requested meanwhile."""
-    session.execute(update(Diagnosis).where(Diagnosis.id == diagnosis_id).values(progress=progress))
-    return bool(session.scalar(select(Diagnosis.cancel_requested).where(Diagnosis.id == diagnosis_id)))
+    """Save progress; returns whether the worker should stop: cancellation was requested
+    meanwhile, or the diagnosis is no longer running (cancelled or finished elsewhere)."""
+    session.execute(update(Diagnosis).where(Diagnosis.id == diagnosis_id, Diagnosis.status == "running")
+                    .values(progress=progress))
+    row = session.execute(select(Diagnosis.status, Diagnosis.cancel_requested)
+                          .where(Diagnosis.id == diagnosis_id)).first()
+    return row is None or row.status != "running" or bool(row.cancel_requested)

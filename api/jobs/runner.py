@@ -9,9 +9,8 @@ from typing import Callable, TypeVar
 
 from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 
-from api.db.models import Diagnosis
 from api.db.session import Database
-from api.db.store import claim, finish, record_report, set_progress
+from api.db.store import claim, finish, finish_running, record_report, set_progress
 from api.settings import QueueSettings
 from diagnose.case import case_from_dict
 from diagnose.errors import CaseError, DiagnoseError
@@ -189,16 +188,17 @@ class DiagnosisRunner:
             log.info("diagnosis %s done: %s", diagnosis_id, report["verdict"])
 
     def _claim(self, diagnosis_id: str) -> tuple[str, dict, int] | None:
-        with self.db.session() as session:
+        with self.db.session(immediate=True) as session:
             diagnosis = claim(session, diagnosis_id, self.max_attempts)
             if diagnosis is None:
                 return None
             return diagnosis.mode, diagnosis.case, diagnosis.seed_offset
 
     def _record(self, diagnosis_id: str, report: dict) -> None:
-        with self.db.session() as session:
-            diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=True)
-            if diagnosis is not None and diagnosis.status == "running":
+        """Store the report unless the diagnosis was cancelled meanwhile: then it ends cancelled."""
+        with self.db.session(immediate=True) as session:
+            diagnosis = finish_running(session, diagnosis_id)
+            if diagnosis is not None:
                 record_report(session, diagnosis, report)
 
     def _diagnose(self, diagnosis_id: str, mode: str, case_data: dict, seed_offset: int) -> dict:
@@ -227,9 +227,9 @@ class DiagnosisRunner:
 
     def _finish(self, diagnosis_id: str, status: str, error: dict | None = None) -> None:
         def write() -> None:
-            with self.db.session() as session:
-                diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=True)
-                if diagnosis is not None and diagnosis.status == "running":
+            with self.db.session(immediate=True) as session:
+                diagnosis = finish_running(session, diagnosis_id)
+                if diagnosis is not None:
                     finish(diagnosis, status, error)
 
         with_database_retries(write, f"finishing {diagnosis_id}")
@@ -237,9 +237,9 @@ class DiagnosisRunner:
     def _requeue(self, diagnosis_id: str) -> None:
         """Undo the claim of an interrupted diagnosis; the interrupted try does not count."""
         def write() -> None:
-            with self.db.session() as session:
-                diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=True)
-                if diagnosis is not None and diagnosis.status == "running":
+            with self.db.session(immediate=True) as session:
+                diagnosis = finish_running(session, diagnosis_id)
+                if diagnosis is not None:
                     diagnosis.status, diagnosis.progress = "queued", None
                     diagnosis.attempts = max(0, diagnosis.attempts - 1)
 

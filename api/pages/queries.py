@@ -17,6 +17,7 @@ from api.db.models import Diagnosis, NightlyRun
 from api.db.nightly import recent_runs, recent_summaries, run_item_statuses, run_with_items
 from api.db.session import Database
 from api.db.store import previous_done, recent_diagnoses
+from api.services.diagnoses import visible
 
 HISTORY = 20
 """Nightly diagnoses kept per library case for its verdict strip (newest last)."""
@@ -103,31 +104,36 @@ class RunDetail:
 
 
 class PageQueries:
-    """The pages' reads: one session per call, through :mod:`api.db` (no SQL here)."""
+    """The pages' reads: one session per call, through :mod:`api.db` (no SQL here).
+
+    ``scope`` is the key whose work the reader may see (None: everyone's, an admin or a
+    keyless service); another key's diagnosis or run reads as missing."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
 
     # -- diagnoses --------------------------------------------------------------
-    def recent(self, limit: int = 100, case_id: str | None = None) -> list[DiagnosisSummary]:
+    def recent(self, limit: int = 100, case_id: str | None = None, scope: int | None = None) -> list[DiagnosisSummary]:
         with self.db.session() as session:
-            return [_summary(row) for row in recent_diagnoses(session, limit, case_id=case_id)]
+            return [_summary(row) for row in recent_diagnoses(session, limit, case_id=case_id, scope=scope)]
 
-    def diagnosis(self, diagnosis_id: str) -> DiagnosisDetail | None:
+    def diagnosis(self, diagnosis_id: str, scope: int | None = None) -> DiagnosisDetail | None:
         with self.db.session() as session:
             row = session.get(Diagnosis, diagnosis_id)
-            return None if row is None else DiagnosisDetail(_summary(row), row.case, row.report, row.error)
+            if row is None or not visible(row.api_key_id, scope):
+                return None
+            return DiagnosisDetail(_summary(row), row.case, row.report, row.error)
 
-    def previous_done(self, summary: DiagnosisSummary) -> str | None:
+    def previous_done(self, summary: DiagnosisSummary, scope: int | None = None) -> str | None:
         """The newest finished diagnosis of the same case created before this one."""
         with self.db.session() as session:
-            return previous_done(session, summary.case_id, summary.created_at, summary.id)
+            return previous_done(session, summary.case_id, summary.created_at, summary.id, scope)
 
     # -- library ----------------------------------------------------------------
-    def library(self) -> list[LibraryEntry]:
+    def library(self, scope: int | None = None) -> list[LibraryEntry]:
         with self.db.session() as session:
-            cases = current_cases(session)
-            history = nightly_history(session, [c.case_id for c in cases], HISTORY)
+            cases = current_cases(session, scope=scope)
+            history = nightly_history(session, [c.case_id for c in cases], HISTORY, scope)
             gates = _last_gates(recent_summaries(session, GATE_RUNS), {c.case_id for c in cases})
             return [LibraryEntry(c.case_id, c.content_hash, [str(t) for t in c.tags], c.case, c.created_at,
                                  [HistoryPoint(*point) for point in history.get(c.case_id, [])],
@@ -135,16 +141,16 @@ class PageQueries:
                     for c in cases]
 
     # -- nightly runs -----------------------------------------------------------
-    def runs(self, limit: int = 50) -> list[RunSummary]:
+    def runs(self, limit: int = 50, scope: int | None = None) -> list[RunSummary]:
         with self.db.session() as session:
-            runs = recent_runs(session, limit)
+            runs = recent_runs(session, limit, scope=scope)
             counts = run_item_statuses(session, [r.id for r in runs])
             return [_run_summary(r, counts.get(r.id, {})) for r in runs]
 
-    def run(self, run_id: str) -> RunDetail | None:
+    def run(self, run_id: str, scope: int | None = None) -> RunDetail | None:
         with self.db.session() as session:
             found = run_with_items(session, run_id, reports=False)
-            if found is None:
+            if found is None or not visible(found[0].api_key_id, scope):
                 return None
             run, rows = found
             items = [RunItem(i.library_case.case_id, i.diagnosis_id, i.diagnosis.status, i.diagnosis.verdict)

@@ -14,6 +14,7 @@ would tell a guesser which guess was right; missing credentials are not counted.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import secrets
 import threading
@@ -23,11 +24,11 @@ from dataclasses import dataclass
 from limits import RateLimitItem, parse
 from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
-from api.db.models import ApiKey, utcnow
+from api.db.models import ROLES, ApiKey, SignInSession, utcnow
 from api.db.session import Database
-from api.services.errors import Conflict, NotFound, RateLimited, Unauthorized
+from api.services.errors import Conflict, InvalidRequest, NotFound, RateLimited, SessionEnded, Unauthorized
 
 KEY_PREFIX = "rdk_"
 
@@ -38,11 +39,18 @@ def hash_key(key: str) -> str:
 
 @dataclass(frozen=True)
 class Caller:
-    """Who is calling: a key's id and name, or the client address when auth is off."""
+    """Who is calling: a key's id, name and role, or the client address when auth is off
+    (everyone is then an admin: there is nobody to keep apart)."""
 
     identity: str
     key_id: int | None
     rate_limit: str
+    role: str = "admin"
+
+    @property
+    def scope(self) -> int | None:
+        """Whose work this caller may read, list and cancel: its own key's, or None for everyone's."""
+        return None if self.role == "admin" else self.key_id
 
 
 def _retry_after(limiter: MovingWindowRateLimiter, item: RateLimitItem, *identifiers: str) -> str:
@@ -85,20 +93,20 @@ class KeyRing:
         self.default_rate_limit = default_rate_limit
         self.refresh_s = refresh_s
         self.failures = failures
-        self._keys: dict[str, tuple[int, str, str | None]] = {}
+        self._keys: dict[str, tuple[int, str, str | None, str]] = {}
         self._enabled = False
         self._loaded_at = float("-inf")
         self._lock = threading.Lock()
 
-    def _current(self) -> dict[str, tuple[int, str, str | None]]:
+    def _current(self) -> dict[str, tuple[int, str, str | None, str]]:
         with self._lock:
             if time.monotonic() - self._loaded_at > self.refresh_s:
                 with self.db.session() as session:
-                    rows = session.execute(
-                        select(ApiKey.key_hash, ApiKey.id, ApiKey.name, ApiKey.rate_limit, ApiKey.revoked_at)).all()
+                    rows = session.execute(select(ApiKey.key_hash, ApiKey.id, ApiKey.name, ApiKey.rate_limit,
+                                                  ApiKey.role, ApiKey.revoked_at)).all()
                 self._enabled = bool(rows)
-                self._keys = {digest: (key_id, name, limit)
-                              for digest, key_id, name, limit, revoked in rows if revoked is None}
+                self._keys = {digest: (key_id, name, limit, role)
+                              for digest, key_id, name, limit, role, revoked in rows if revoked is None}
                 self._loaded_at = time.monotonic()
             return self._keys
 
@@ -107,17 +115,19 @@ class KeyRing:
         self._current()
         return self._enabled
 
-    def authenticate(self, authorization: str | None, client: str, session_key: str | None = None) -> Caller:
-        """``session_key`` is the key from the pages' login cookie; callers pass it for
-        reading requests only (GET), so a cookie can never start work on its own."""
+    def authenticate(self, authorization: str | None, client: str, session_token: str | None = None) -> Caller:
+        """``session_token`` is the pages' sign-in cookie (:meth:`sign_in`); callers pass it for
+        reading requests only (GET), so a cookie can never start work on its own. A cookie
+        that names no live session is :class:`SessionEnded`, not a failed authentication:
+        a revoked key left in a browser must not lock its address out for everyone."""
         keys = self._current()
         if not self._enabled:
             return Caller(f"addr:{client}", None, self.default_rate_limit)
         if self.failures is not None:
             self.failures.check(client)
+        if not authorization and session_token:
+            return self._session_caller(session_token)
         scheme, _, token = (authorization or "").partition(" ")
-        if not authorization and session_key:
-            scheme, token = "bearer", session_key
         if scheme.lower() != "bearer" or not token:
             if authorization:  # something sent, but not a key: counts; nothing sent does not
                 self._failed(client)
@@ -127,8 +137,38 @@ class KeyRing:
         if found is None:
             self._failed(client)
             raise Unauthorized("unknown or revoked API key", "Authorization", headers={"WWW-Authenticate": "Bearer"})
-        key_id, name, limit = found
-        return Caller(f"key:{name}", key_id, limit or self.default_rate_limit)
+        key_id, name, limit, role = found
+        return Caller(f"key:{name}", key_id, limit or self.default_rate_limit, role)
+
+    def _session_caller(self, token: str) -> Caller:
+        with self.db.session() as session:
+            row = session.execute(
+                select(ApiKey.id, ApiKey.name, ApiKey.rate_limit, ApiKey.role)
+                .join(SignInSession, SignInSession.api_key_id == ApiKey.id)
+                .where(SignInSession.token_hash == hash_key(token), SignInSession.expires_at > utcnow(),
+                       ApiKey.revoked_at.is_(None))).first()
+        if row is None:
+            raise SessionEnded("your sign-in has ended; sign in again", "Authorization",
+                               headers={"WWW-Authenticate": "Bearer"})
+        return Caller(f"key:{row.name}", row.id, row.rate_limit or self.default_rate_limit, row.role)
+
+    def sign_in(self, key: str, client: str, ttl_s: int) -> str:
+        """A new session of ``key`` (checked as :meth:`authenticate` checks it) lasting ``ttl_s``:
+        the token for the cookie; only its sha256 is stored. Expired sessions are dropped."""
+        caller = self.authenticate(f"Bearer {key}", client)
+        if caller.key_id is None:  # no keys exist: there is nothing to sign in to
+            return ""
+        token = secrets.token_urlsafe(32)
+        now = utcnow()
+        with self.db.session() as session:
+            session.execute(delete(SignInSession).where(SignInSession.expires_at <= now))
+            session.add(SignInSession(token_hash=hash_key(token), api_key_id=caller.key_id, created_at=now,
+                                      expires_at=now + dt.timedelta(seconds=ttl_s)))
+        return token
+
+    def sign_out(self, token: str) -> None:
+        with self.db.session() as session:
+            session.execute(delete(SignInSession).where(SignInSession.token_hash == hash_key(token)))
 
     def _failed(self, client: str) -> None:
         if self.failures is not None:
@@ -152,15 +192,18 @@ class RateLimiter:
                               headers={"Retry-After": _retry_after(self._limiter, item, caller.identity)})
 
 
-def create_key(db: Database, name: str, rate_limit: str | None = None) -> str:
-    """Store a new key's digest and return the key; it cannot be shown again."""
+def create_key(db: Database, name: str, rate_limit: str | None = None, role: str = "user") -> str:
+    """Store a new key's digest and return the key; it cannot be shown again. A ``user`` key
+    reads, lists and cancels its own work only, an ``admin`` key everyone's."""
+    if role not in ROLES:
+        raise InvalidRequest(f"role must be one of {', '.join(ROLES)} (got {role!r})", "role")
     if rate_limit:
         parse(rate_limit)  # a bad limit string fails here, not at the first request
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     with db.session() as session:
         if session.scalar(select(ApiKey.id).where(ApiKey.name == name)) is not None:
             raise Conflict(f"an API key named {name!r} exists", "name")
-        session.add(ApiKey(name=name, key_hash=hash_key(key), rate_limit=rate_limit))
+        session.add(ApiKey(name=name, key_hash=hash_key(key), rate_limit=rate_limit, role=role))
     return key
 
 
@@ -175,7 +218,7 @@ def revoke_key(db: Database, name: str) -> None:
 def list_keys(db: Database) -> list[dict]:
     with db.session() as session:
         return [
-            {"name": k.name, "rate_limit": k.rate_limit, "created_at": k.created_at.isoformat(),
+            {"name": k.name, "role": k.role, "rate_limit": k.rate_limit, "created_at": k.created_at.isoformat(),
              "revoked": k.revoked_at is not None}
             for k in session.scalars(select(ApiKey).order_by(ApiKey.id))
         ]

@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import json
 import threading
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator, Literal
+from typing import Any, Literal
 
 import msgspec
-from sqlalchemy.orm import Session
 
-from api.db.models import PENDING, Diagnosis, iso_utc
+from api.db.models import Diagnosis, iso_utc
 from api.db.session import Database
-from api.db.store import (find_cached, finish, lock_admission, mark_not_queued, pending_count, recent_diagnoses,
+from api.db.store import (cancel, find_cached, mark_not_queued, pending_count, recent_diagnoses,
                           record_report, sha256_of)
-from api.services.errors import Conflict, InvalidCase, NotFound, QueueFull, Unavailable
+from api.services.admission import Admission, job_cost
+from api.services.errors import Conflict, InvalidCase, NotFound, Unavailable
 from api.services.inline import InlineEngine
-from api.services.limits import check_case_size
-from api.settings import QueueSettings, ServiceSettings
+from api.services.limits import check_case_size, check_raw_case, check_repair_samples
+from api.settings import Limits, ServiceSettings
 from diagnose.case import Case, case_from_dict
 from diagnose.environment import library_versions
 from diagnose.models import resolve_generator
@@ -34,42 +33,6 @@ class Submitted:
     reused: bool
 
 
-class Admission:
-    """The queue's capacity, shared by everything that queues diagnoses (single diagnoses,
-    nightly runs): counting the pending work and adding to it are one step.
-
-    Without that, 50 simultaneous submissions all counted the same free slots and 34
-    were accepted into a queue of capacity 20. Threads of this process take turns on a
-    lock, API processes on PostgreSQL on :func:`~api.db.store.lock_admission`.
-    """
-
-    def __init__(self, settings: QueueSettings) -> None:
-        self.settings = settings
-        self._lock = threading.Lock()
-
-    @contextmanager
-    def session(self, db: Database) -> Iterator[Session]:
-        """A transaction holding the right to count and add pending work until it commits."""
-        with self._lock, db.session() as session:
-            lock_admission(session)
-            yield session
-
-    @property
-    def retry_after(self) -> dict[str, str]:
-        return {"Retry-After": str(self.settings.retry_after_s)}
-
-    def admit(self, session: Session, wanted: int = 1, what: str | None = None) -> None:
-        """Raise :class:`QueueFull` (503, ``Retry-After``) unless ``wanted`` more diagnoses fit
-        the free capacity; call inside :meth:`session`, before adding them."""
-        capacity = self.settings.capacity
-        waiting = pending_count(session)
-        if waiting + wanted > capacity:
-            prefix = f"{what} does not fit: " if what else ""
-            raise QueueFull(f"{prefix}{waiting} diagnoses are queued or running (capacity {capacity}"
-                            + (f", {max(capacity - waiting, 0)} free" if what else "") + "); try again later",
-                            headers=self.retry_after)
-
-
 class DiagnosisService:
     def __init__(self, db: Database, queue, settings: ServiceSettings, inline: InlineEngine) -> None:
         self.db = db
@@ -77,6 +40,7 @@ class DiagnosisService:
         self.settings = settings
         self.inline = inline
         self.admission = Admission(settings.queue)
+        self._inline_slots = threading.BoundedSemaphore(max(1, settings.queue.inline_concurrency))
         # Part of every cache key: a new engine, library or settings version is a new request.
         self._engine_key = sha256_of({
             "libraries": library_versions(),
@@ -85,15 +49,19 @@ class DiagnosisService:
 
     # -- submit -----------------------------------------------------------------
     def submit(self, body: Any, mode: Mode = "run", rerun: bool = False, api_key_id: int | None = None,
-               seed_offset: int = 0) -> Submitted:
-        case = parse_case(body)
+               seed_offset: int = 0, scope: int | None = None) -> Submitted:
+        """``api_key_id`` owns what is stored; an identical earlier request is reused only when
+        ``scope`` may read it (:attr:`api.services.auth.Caller.scope`: its own key's, None: any)."""
+        case = parse_case(body, self.settings.limits)
         check_case_size(case, self.settings.limits, self.inline.prompt_tokens)
+        if mode == "repair":
+            check_repair_samples(case, self.settings.limits)
         case_data = msgspec.to_builtins(case)
         key = sha256_of({"case": case_data, "mode": mode, "seed_offset": seed_offset,
                          "engine": self._engine_key, "model": _model_stamp(case.model)})
         if not rerun:
             with self.db.session() as session:
-                cached = find_cached(session, key)
+                cached = find_cached(session, key, scope)
                 if cached is not None:
                     return Submitted(view(cached), reused=True)
         if mode == "inputs" and len(case.documents) <= self.settings.queue.inline_inputs_max_documents:
@@ -101,7 +69,15 @@ class DiagnosisService:
         return Submitted(self._enqueue(case, case_data, key, mode, api_key_id, seed_offset), reused=False)
 
     def _inline(self, case: Case, case_data: dict, key: str, api_key_id: int | None) -> dict[str, Any]:
-        report = self.inline.inputs(case)
+        if not self._inline_slots.acquire(blocking=False):
+            limit = self.settings.queue.inline_concurrency
+            raise Unavailable(f"{limit} inline diagnoses are running or waiting for the engine "
+                              "(RAG_DIAGNOSE_INLINE_CONCURRENCY); try again shortly",
+                              headers={"Retry-After": str(self.settings.queue.inline_retry_after_s)})
+        try:
+            report = self.inline.inputs(case)
+        finally:
+            self._inline_slots.release()
         with self.db.session() as session:
             diagnosis = _new(case, case_data, key, "inputs", api_key_id, 0)
             diagnosis.attempts = 1
@@ -111,9 +87,11 @@ class DiagnosisService:
 
     def _enqueue(self, case: Case, case_data: dict, key: str, mode: Mode, api_key_id: int | None,
                  seed_offset: int) -> dict[str, Any]:
+        cost = job_cost(case, mode)
         with self.admission.session(self.db) as session:
-            self.admission.admit(session)
+            self.admission.admit(session, owner=api_key_id, cost=cost)
             diagnosis = _new(case, case_data, key, mode, api_key_id, seed_offset)
+            diagnosis.cost = cost
             session.add(diagnosis)
         try:
             self.queue.enqueue(diagnosis.id)
@@ -124,30 +102,31 @@ class DiagnosisService:
         return view(diagnosis)
 
     # -- read and cancel --------------------------------------------------------
-    def get(self, diagnosis_id: str) -> dict[str, Any]:
+    # ``scope``: the key whose diagnoses the caller may see (None: all); another key's is a 404.
+    def get(self, diagnosis_id: str, scope: int | None = None) -> dict[str, Any]:
         with self.db.session() as session:
-            return view(self._load(session, diagnosis_id))
+            return view(self._load(session, diagnosis_id, scope))
 
-    def report(self, diagnosis_id: str) -> dict[str, Any]:
+    def report(self, diagnosis_id: str, scope: int | None = None) -> dict[str, Any]:
         with self.db.session() as session:
-            diagnosis = self._load(session, diagnosis_id)
+            diagnosis = self._load(session, diagnosis_id, scope)
             if diagnosis.report is None:
                 raise Conflict(f"diagnosis {diagnosis_id} is {diagnosis.status}; it has no report yet")
             return diagnosis.report
 
-    def list(self, status: str | None = None, case_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    def list(self, status: str | None = None, case_id: str | None = None, limit: int = 50,
+             scope: int | None = None) -> list[dict[str, Any]]:
         with self.db.session() as session:
-            return [view(d, with_report=False) for d in recent_diagnoses(session, limit, case_id=case_id, status=status)]
+            return [view(d, with_report=False)
+                    for d in recent_diagnoses(session, limit, case_id=case_id, status=status, scope=scope)]
 
-    def cancel(self, diagnosis_id: str) -> dict[str, Any]:
-        with self.db.session() as session:
-            diagnosis = self._load(session, diagnosis_id, lock=True)
-            if diagnosis.status not in PENDING:
+    def cancel(self, diagnosis_id: str, scope: int | None = None) -> dict[str, Any]:
+        """A queued diagnosis ends cancelled; a running one is flagged and its worker stops at its
+        next progress report (within a second), and never records it done afterwards."""
+        with self.db.session(immediate=True) as session:
+            diagnosis = self._load(session, diagnosis_id, scope, lock=True)
+            if not cancel(session, diagnosis):
                 raise Conflict(f"diagnosis {diagnosis_id} is already {diagnosis.status}")
-            if diagnosis.status == "queued":
-                finish(diagnosis, "cancelled")
-            else:
-                diagnosis.cancel_requested = True  # the worker stops at its next progress report
             return view(diagnosis)
 
     def pending(self) -> int:
@@ -155,19 +134,29 @@ class DiagnosisService:
             return pending_count(session)
 
     @staticmethod
-    def _load(session, diagnosis_id: str, lock: bool = False) -> Diagnosis:
+    def _load(session, diagnosis_id: str, scope: int | None = None, lock: bool = False) -> Diagnosis:
         diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=lock)
-        if diagnosis is None:
+        if diagnosis is None or not visible(diagnosis.api_key_id, scope):
             raise NotFound(f"no diagnosis {diagnosis_id!r}", "id")
         return diagnosis
 
 
-def parse_case(body: Any) -> Case:
+def visible(owner: int | None, scope: int | None) -> bool:
+    """Whether work owned by ``owner`` may be read by a caller of ``scope`` (None: an admin or a
+    keyless service, who see everything). Another key's work is answered as if it did not exist."""
+    return scope is None or owner == scope
+
+
+def parse_case(body: Any, limits: Limits | None = None) -> Case:
+    """The case of a request body; with ``limits``, what reading it would cost is checked first
+    (:func:`~api.services.limits.check_raw_case`)."""
     if isinstance(body, (bytes, str)):
         try:
             body = json.loads(body)
         except (ValueError, UnicodeDecodeError) as exc:
             raise InvalidCase(f"the body is not JSON: {exc}", "$") from None
+    if limits is not None:
+        check_raw_case(body, limits)
     try:
         return case_from_dict(body)
     except CaseError as exc:

@@ -42,6 +42,15 @@ class Unauthorized(ServiceError):
     status, title = 401, "unauthorized"
 
 
+class SessionEnded(Unauthorized):
+    """The sign-in cookie names no live session (signed out, expired, its key revoked): the
+    cookie is cleared and nothing is counted against the address."""
+
+
+class Forbidden(ServiceError):
+    status, title = 403, "forbidden"
+
+
 class InvalidRequest(ServiceError):
     status, title = 422, "invalid request"
 

@@ -1,7 +1,8 @@
 """The API process's own small engine: prompt-token counting and fast inputs-only diagnoses.
 
 It loads only the embedder and tokenizers (no generator weights), so the API
-stays light; one lock serialises use of those models across request threads.
+stays light; one lock serialises the inline diagnoses across request threads, and
+token counting takes its own lock, so a count never waits behind an embedding.
 Given the process's registry (:class:`api.app.SharedRegistry`) it shares those
 models with the embedded worker instead of loading its own.
 """
@@ -25,16 +26,25 @@ class InlineEngine:
         self._diagnoser = diagnoser
         self._registry = registry
         self._lock = threading.Lock()
+        """Held by an inline diagnosis (the embedder) and the warm-up."""
+        self._count_lock = threading.Lock()
+        """Held while a tokenizer counts: one fast tokenizer is not used by two threads at once."""
+        self._made = threading.Lock()
 
     def _get(self) -> Diagnoser:
-        if self._diagnoser is None:
-            registry = self._registry() if self._registry is not None else None
-            self._diagnoser = Diagnoser.from_settings(self._settings, registry=registry)
-        return self._diagnoser
+        with self._made:
+            if self._diagnoser is None:
+                registry = self._registry() if self._registry is not None else None
+                self._diagnoser = Diagnoser.from_settings(self._settings, registry=registry)
+            return self._diagnoser
 
     def prompt_tokens(self, case: Case) -> int:
-        with self._lock:
-            return len(self._get().registry.prompt_counter(case.model).chat_ids(build_messages(case)))
+        """The assembled prompt's tokens; outside the engine lock, so it does not wait for inline
+        diagnoses (the tokenizer is loaded once, under the registry's own lock)."""
+        counter = self._get().registry.prompt_counter(case.model)
+        messages = build_messages(case)
+        with self._count_lock:
+            return len(counter.chat_ids(messages))
 
     def inputs(self, case: Case) -> dict:
         with self._lock:

@@ -3,8 +3,9 @@
 Pushing a case whose content (:func:`diagnose.nightly.library.content_hash`, which
 leaves tags out) is new adds a version and makes it current; pushing the current
 content again changes nothing, or only its tags; pushing an older version's
-content makes that version current again. Old versions stay: past nightly runs
-point at them.
+content makes that version current again. Old versions stay while past nightly runs
+point at them; the others beyond ``RAG_DIAGNOSE_MAX_LIBRARY_VERSIONS`` per case are deleted,
+oldest first, by the push that adds a newer one. Each key keeps its own library.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
 from api.db.library import (case_versions, current_case_ids, current_cases, latest_done_results, lock_pushes,
-                            version_counts)
+                            referenced_versions, version_counts)
 from api.db.models import LibraryCase, iso_utc
 from api.db.session import Database
 from api.services.errors import InvalidCase, ServiceError, TooLarge
-from api.services.limits import check_case_limits, check_case_size, check_prompt_tokens
+from api.services.limits import check_case_limits, check_case_size, check_prompt_tokens, check_raw_case
 from api.settings import Limits
 from diagnose.case import Case, case_from_dict
 from diagnose.errors import CaseError
@@ -44,12 +45,12 @@ class LibraryService:
         self.prompt_tokens = prompt_tokens
         """The API's token counter; without one (the CLI) a case's prompt is bounded by characters only."""
 
-    def push_body(self, body: Any) -> dict[str, Any]:
-        """``{"cases": [case, ...]}`` from the API: every case is validated before any is stored,
-        and the push must fit :attr:`Limits.max_library_push_cases` and
-        :attr:`Limits.max_library_cases`."""
+    def push_body(self, body: Any, owner: int | None = None) -> dict[str, Any]:
+        """``{"cases": [case, ...]}`` from the API into ``owner``'s library (the pushing key's; each
+        key keeps its own): every case is validated before any is stored, and the push must fit
+        :attr:`Limits.max_library_push_cases` and :attr:`Limits.max_library_cases`."""
         cases = parse_cases(body, self.limits, self.prompt_tokens)
-        return self._store(cases, self.limits.max_library_cases)
+        return self._store(cases, self.limits.max_library_cases, owner)
 
     def push(self, cases: Sequence[Case]) -> dict[str, Any]:
         """Store each case (see the module docstring); ``{counts, cases: [{case_id, version, status, ...}]}``.
@@ -60,25 +61,26 @@ class LibraryService:
         """
         for i, case in enumerate(cases):
             _checked(i, lambda case=case: check_case_size(case, self.limits, self.prompt_tokens))
-        return self._store(cases, None)
+        return self._store(cases, None, None)
 
-    def _store(self, cases: Sequence[Case], max_total: int | None) -> dict[str, Any]:
+    def _store(self, cases: Sequence[Case], max_total: int | None, owner: int | None) -> dict[str, Any]:
         with self.db.session() as session:
             lock_pushes(session)
             if max_total is not None:
-                _check_library_size(session, cases, max_total)
-            results = [_push_one(session, case) for case in cases]
+                _check_library_size(session, cases, max_total, owner)
+            results = [_push_one(session, case, owner, self.limits.max_library_versions) for case in cases]
         return {"counts": dict(Counter(r["status"] for r in results)), "cases": results}
 
-    def list(self, tags: Sequence[str] = ()) -> list[dict[str, Any]]:
-        """Current versions carrying every tag in ``tags``, with the latest nightly verdict of each."""
+    def list(self, tags: Sequence[str] = (), scope: int | None = None) -> list[dict[str, Any]]:
+        """Current versions carrying every tag in ``tags`` that ``scope`` may read (None: every
+        key's library), with the latest nightly verdict of each."""
         with self.db.session() as session:
-            rows = current_cases(session, tags)
+            rows = current_cases(session, tags, scope)
             versions = version_counts(session)
             latest = latest_done_results(session, [r.id for r in rows])
             return [{
                 "case_id": r.case_id, "content_hash": r.content_hash, "tags": list(r.tags),
-                "versions": versions.get(r.case_id, 1), "created_at": iso_utc(r.created_at),
+                "versions": versions.get((r.api_key_id, r.case_id), 1), "created_at": iso_utc(r.created_at),
                 "latest": _latest_view(latest.get(r.id)),
             } for r in rows]
 
@@ -106,6 +108,7 @@ def parse_cases(body: Any, limits: Limits, prompt_tokens: Callable[[Case], int] 
     seen: dict[str, int] = {}
     chars = 0
     for i, item in enumerate(items):
+        _checked(i, lambda item=item: check_raw_case(item, limits))
         try:
             case = case_from_dict(item)
         except CaseError as exc:
@@ -134,23 +137,24 @@ def _checked(i: int, check: Callable[[], Any]) -> Any:
         raise type(exc)(f"cases[{i}]: {exc.detail}", f"cases[{i}].{exc.field}") from None
 
 
-def _check_library_size(session: Session, cases: Sequence[Case], max_total: int) -> None:
-    """Refuse a push after which the library would hold more than ``max_total`` current cases."""
-    stored = current_case_ids(session)
+def _check_library_size(session: Session, cases: Sequence[Case], max_total: int, owner: int | None) -> None:
+    """Refuse a push after which ``owner``'s library would hold more than ``max_total`` current cases."""
+    stored = current_case_ids(session, owner)
     new = {case.id for case in cases} - stored
     if new and len(stored) + len(new) > max_total:
         raise TooLarge(f"the library holds {len(stored)} cases and this push adds {len(new)}; at most "
                        f"{max_total} are accepted (RAG_DIAGNOSE_MAX_LIBRARY_CASES)", "cases")
 
 
-def _push_one(session: Session, case: Case) -> dict[str, Any]:
+def _push_one(session: Session, case: Case, owner: int | None, keep: int) -> dict[str, Any]:
     digest, tags = content_hash(case), sorted(set(case.tags))
     data = msgspec.to_builtins(case)
-    versions = case_versions(session, case.id)
+    versions = case_versions(session, case.id, owner)
     match = next((v for v in versions if v.content_hash == digest), None)
     if match is None:
         status = "added" if not versions else "updated"
-        match = LibraryCase(case_id=case.id, content_hash=digest, tags=tags, case=data, current=True)
+        match = LibraryCase(case_id=case.id, content_hash=digest, tags=tags, case=data, current=True,
+                            api_key_id=owner)
         session.add(match)
         versions.append(match)
     elif match.current and list(match.tags) == tags:
@@ -162,8 +166,24 @@ def _push_one(session: Session, case: Case) -> dict[str, Any]:
         if version is not match and version.current:
             version.current = False
     session.flush()
+    versions = _keep_newest(session, versions, keep)
     return {"case_id": case.id, "content_hash": digest, "tags": tags,
             "version": versions.index(match) + 1, "status": status}
+
+
+def _keep_newest(session: Session, versions: list[LibraryCase], keep: int) -> list[LibraryCase]:
+    """Delete the oldest of a case's versions (oldest first) beyond ``keep``
+    (:attr:`Limits.max_library_versions`), never the current one nor one a nightly run points
+    at; answers the versions left."""
+    excess = len(versions) - max(keep, 1)
+    if excess <= 0:
+        return versions
+    referenced = referenced_versions(session, [v.id for v in versions])
+    doomed = [v for v in versions if not v.current and v.id not in referenced][:excess]
+    for version in doomed:
+        session.delete(version)
+    session.flush()
+    return [v for v in versions if v not in doomed]
 
 
 def _latest_view(result: Row | None) -> dict[str, Any] | None:

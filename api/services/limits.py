@@ -8,7 +8,7 @@ import msgspec
 
 from api.services.errors import InvalidCase, TooLarge
 from api.settings import Limits
-from diagnose.case import Case
+from diagnose.case import Case, JsonConstraint, MustIncludeConstraint
 from diagnose.errors import CaseError
 from diagnose.prompt import check_prompt_size, prompt_size
 
@@ -27,10 +27,49 @@ def check_case_size(case: Case, limits: Limits, prompt_tokens: Callable[[Case], 
     return chars
 
 
+def check_raw_case(data: Any, limits: Limits) -> None:
+    """What must be refused before the case is even read: reading it compiles every regex
+    pattern (5,000 patterns in a 205 KB body took 26 to 39 s), so their number and size first."""
+    if not isinstance(data, dict):
+        return
+    constraints = data.get("constraints")
+    if isinstance(constraints, list):
+        if len(constraints) > limits.max_constraints:
+            raise TooLarge(f"{len(constraints)} constraints; at most {limits.max_constraints} are accepted "
+                           "(RAG_DIAGNOSE_MAX_CONSTRAINTS)", "constraints")
+        chars = sum(len(c["pattern"]) for c in constraints if isinstance(c, dict) and isinstance(c.get("pattern"), str))
+        if chars > limits.max_pattern_chars:
+            raise TooLarge(f"the regex patterns have {chars:,} characters together; at most "
+                           f"{limits.max_pattern_chars:,} are accepted (RAG_DIAGNOSE_MAX_PATTERN_CHARS)", "constraints")
+    tags = data.get("tags")
+    if isinstance(tags, list) and len(tags) > limits.max_tags:
+        raise TooLarge(f"{len(tags)} tags; at most {limits.max_tags} are accepted (RAG_DIAGNOSE_MAX_TAGS)", "tags")
+
+
+def check_stored_fields(case: Case, limits: Limits) -> None:
+    """The short free-text fields that are stored with the case, each named when too long."""
+    check_raw_case(msgspec.to_builtins(case), limits)  # a case that did not come as JSON (the CLI's push)
+    texts: list[tuple[str, str | None]] = [(f"tags[{i}]", tag) for i, tag in enumerate(case.tags)]
+    texts += [(f"documents[{i}].source", doc.source) for i, doc in enumerate(case.documents)]
+    for i, constraint in enumerate(case.constraints):
+        if isinstance(constraint, MustIncludeConstraint):
+            texts.append((f"constraints[{i}].text", constraint.text))
+        elif isinstance(constraint, JsonConstraint):
+            if len(constraint.keys) > limits.max_json_keys:
+                raise TooLarge(f"{len(constraint.keys)} keys; at most {limits.max_json_keys} are accepted "
+                               "(RAG_DIAGNOSE_MAX_JSON_KEYS)", f"constraints[{i}].keys")
+            texts += [(f"constraints[{i}].keys[{j}]", key) for j, key in enumerate(constraint.keys)]
+    for field, text in texts:
+        if text is not None and len(text) > limits.max_text_chars:
+            raise TooLarge(f"{len(text):,} characters; at most {limits.max_text_chars:,} are accepted "
+                           "(RAG_DIAGNOSE_MAX_TEXT_CHARS)", field)
+
+
 def check_case_limits(case: Case, limits: Limits) -> int:
     """Everything but the token count; the prompt's length is computed, not built
     (:func:`diagnose.prompt.check_prompt_size`). Returns that length."""
     check_no_nul(msgspec.to_builtins(case))
+    check_stored_fields(case, limits)
     if case.model not in limits.models:
         raise InvalidCase(f"model {case.model!r} is not served here; allowed: {', '.join(limits.models)} "
                           "(RAG_DIAGNOSE_ALLOWED_MODELS)", "model")
@@ -50,6 +89,18 @@ def check_case_limits(case: Case, limits: Limits) -> int:
     except CaseError as exc:
         raise TooLarge(f"{exc.reason} (RAG_DIAGNOSE_MAX_PROMPT_TOKENS {limits.max_prompt_tokens} x "
                        f"RAG_DIAGNOSE_PROMPT_CHARS_PER_TOKEN {limits.prompt_chars_per_token})", exc.field) from None
+
+
+def check_repair_samples(case: Case, limits: Limits) -> None:
+    """With ``repair=true`` a case samples its rows and up to :data:`~diagnose.repair.BUDGET_FACTOR`
+    times as many again to verify repairs: all of them count against ``max_samples``."""
+    from diagnose.repair import BUDGET_FACTOR
+
+    samples = case.sampling.seeds * len(case.sampling.temperatures)
+    if samples * (1 + BUDGET_FACTOR) > limits.max_samples:
+        raise TooLarge(
+            f"{samples} samples plus a repair budget of {BUDGET_FACTOR} x {samples} = {samples * (1 + BUDGET_FACTOR)}; "
+            f"at most {limits.max_samples} are accepted with repair=true (RAG_DIAGNOSE_MAX_SAMPLES)", "sampling.seeds")
 
 
 def check_prompt_tokens(case: Case, limits: Limits, prompt_tokens: Callable[[Case], int]) -> None:

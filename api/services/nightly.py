@@ -10,7 +10,7 @@ compares the run with its baseline; reading a run finishes it too, should that
 hook have been missed.
 
 A run is admitted like single diagnoses, under the same capacity and in one step
-(:class:`~api.services.diagnoses.Admission`): all its cases fit the free capacity,
+(:class:`~api.services.admission.Admission`): all its cases fit the free capacity,
 or it is refused whole with 503 and ``Retry-After`` and nothing is stored.
 """
 
@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from typing import Any, Literal, Sequence
 
-from api.db.library import current_cases
+from api.db.library import library_of
 from api.db.models import Diagnosis, LibraryCase, NightlyItem, NightlyRun, iso_utc, new_id
 from api.db.nightly import latest_done_run, recent_runs, run_progress, runs_by_id
 from api.db.session import Database
 from api.db.store import finish, mark_not_queued, sha256_of
-from api.services.diagnoses import Admission
+from api.services.admission import Admission, job_cost
+from api.services.diagnoses import visible
 from api.services.errors import Conflict, InvalidRequest, NotFound, ServiceError, Unavailable
 from api.services.limits import check_case_limits
 from api.services.nightly_gate import finalize, stored_result
@@ -53,8 +54,12 @@ class NightlyService:
         self.admission = admission or Admission(self.settings.queue)
 
     def start_run(self, tags: Sequence[str] = (), baseline_id: str | None = None, fail_on: FailOn = "fail",
-                  seed_offset: int | None = None) -> dict[str, Any]:
+                  seed_offset: int | None = None, owner: int | None = None) -> dict[str, Any]:
         """Create the run and its diagnoses, then queue them; answers the run's view.
+
+        ``owner`` (the starting key; None: the schedule or a keyless service) owns the run and
+        its diagnoses, and the run diagnoses ``owner``'s own library; its baseline is one of
+        ``owner``'s runs.
 
         ``baseline_id`` None means the latest done run with the same tags (none: every
         case is new). ``seed_offset`` None derives one from the run id, so each run
@@ -76,25 +81,28 @@ class NightlyService:
         offset = seed_offset_for(run_id) if seed_offset is None else seed_offset
         capacity = self.settings.queue.capacity
         with self.admission.session(self.db) as session:
-            cases = current_cases(session, tags)
+            cases = library_of(session, owner, tags)
             if not cases:
                 raise InvalidRequest("no current library case" + (f" carries every tag of {tags}" if tags else
                                      " exists; push cases with POST /v1/library first"), "tags")
-            baseline = _resolve_baseline(session, baseline_id, tags)
+            baseline = _resolve_baseline(session, baseline_id, tags, owner)
             refused = {case.id: error for case in cases if (error := _over_limits(case, self.settings.limits))}
             runnable = len(cases) - len(refused)
             if runnable > capacity:
                 raise InvalidRequest(
                     f"the run would queue {runnable} cases; the queue holds at most {capacity} "
                     "(RAG_DIAGNOSE_CAPACITY): select fewer cases with tags, or raise the capacity", "tags")
-            self.admission.admit(session, runnable, f"a nightly run of {runnable} cases")
+            costs = {case.id: job_cost(case_from_dict(case.case), "run") for case in cases if case.id not in refused}
+            self.admission.admit(session, runnable, f"a nightly run of {runnable} cases", owner=owner,
+                                 cost=sum(costs.values()), largest=max(costs.values(), default=0))
             session.add(NightlyRun(id=run_id, status="running", tags=tags, fail_on=fail_on, seed_offset=offset,
-                                   baseline_id=baseline))
+                                   baseline_id=baseline, api_key_id=owner))
             diagnosis_ids = []
             for case in cases:
                 diagnosis = Diagnosis(
                     id=new_id(), status="queued", mode="run", case_id=case.case_id, case=case.case,
-                    seed_offset=offset, request_key=sha256_of({"nightly_run": run_id, "case": case.content_hash}))
+                    seed_offset=offset, request_key=sha256_of({"nightly_run": run_id, "case": case.content_hash}),
+                    api_key_id=owner, cost=costs.get(case.id, 0))
                 if case.id in refused:
                     finish(diagnosis, "failed", refused[case.id])
                 else:
@@ -118,18 +126,17 @@ class NightlyService:
                                   headers=self.admission.retry_after) from exc
 
     # -- read -------------------------------------------------------------------
-    def get(self, run_id: str, with_summary: bool = True) -> dict[str, Any]:
+    # ``scope``: the key whose runs the caller may see (None: all); another key's run is a 404.
+    def get(self, run_id: str, with_summary: bool = True, scope: int | None = None) -> dict[str, Any]:
         finalize(self.db, run_id, self.gate)  # a no-op unless every case finished and nobody closed the run
         with self.db.session() as session:
-            run = session.get(NightlyRun, run_id)
-            if run is None:
-                raise NotFound(f"no nightly run {run_id!r}", "id")
+            run = _load(session, run_id, scope)
             return view(run, run_progress(session, [run_id])[run_id], with_summary)
 
-    def list(self, status: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    def list(self, status: str | None = None, limit: int = 50, scope: int | None = None) -> list[dict[str, Any]]:
         """Recent runs, newest first, with progress, gate and counts (not the per-case summary)."""
         with self.db.session() as session:
-            rows = [(r.id, r.status) for r in recent_runs(session, limit, status)]
+            rows = [(r.id, r.status) for r in recent_runs(session, limit, status, scope)]
             progress = run_progress(session, [run_id for run_id, _ in rows])
         for run_id, run_status in rows:
             finished, total = progress[run_id]
@@ -139,18 +146,16 @@ class NightlyService:
             runs = runs_by_id(session, list(progress))
             return [view(runs[run_id], progress[run_id], with_summary=False) for run_id, _ in rows if run_id in runs]
 
-    def junit(self, run_id: str) -> str:
-        return render_junit(self._result(run_id))
+    def junit(self, run_id: str, scope: int | None = None) -> str:
+        return render_junit(self._result(run_id, scope))
 
-    def markdown(self, run_id: str) -> str:
-        return render_markdown(self._result(run_id))
+    def markdown(self, run_id: str, scope: int | None = None) -> str:
+        return render_markdown(self._result(run_id, scope))
 
-    def _result(self, run_id: str):
+    def _result(self, run_id: str, scope: int | None):
         finalize(self.db, run_id, self.gate)
         with self.db.session() as session:
-            run = session.get(NightlyRun, run_id)
-            if run is None:
-                raise NotFound(f"no nightly run {run_id!r}", "id")
+            run = _load(session, run_id, scope)
             if run.status != "done":
                 raise Conflict(f"nightly run {run_id} is {run.status}; its results come when every case finished")
             return stored_result(session, run)
@@ -167,16 +172,23 @@ def _over_limits(case: LibraryCase, limits: Limits) -> dict[str, Any] | None:
     return None
 
 
-def _resolve_baseline(session, baseline_id: str | None, tags: list[str]) -> str | None:
+def _load(session, run_id: str, scope: int | None) -> NightlyRun:
+    run = session.get(NightlyRun, run_id)
+    if run is None or not visible(run.api_key_id, scope):
+        raise NotFound(f"no nightly run {run_id!r}", "id")
+    return run
+
+
+def _resolve_baseline(session, baseline_id: str | None, tags: list[str], owner: int | None) -> str | None:
     if baseline_id is not None:
         # A NUL cannot be in any id, and PostgreSQL fails (500) comparing text with one.
         base = session.get(NightlyRun, baseline_id) if "\x00" not in baseline_id else None
-        if base is None:
+        if base is None or base.api_key_id != owner:
             raise InvalidRequest(f"no nightly run {baseline_id!r}", "baseline")
         if base.status != "done":
             raise InvalidRequest(f"nightly run {baseline_id} is {base.status}; a baseline must be done", "baseline")
         return base.id
-    return latest_done_run(session, tags)
+    return latest_done_run(session, tags, owner)
 
 
 def links(run_id: str, baseline_id: str | None = None) -> dict[str, str]:

@@ -147,5 +147,6 @@ def database_url(request, tmp_path) -> str:
 
     upgrade(url)
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("TRUNCATE nightly_items, nightly_runs, library_cases, findings, diagnoses, fingerprints, api_keys CASCADE")
+        conn.execute("TRUNCATE nightly_items, nightly_runs, library_cases, findings, diagnoses, fingerprints, "
+                     "sessions, api_keys CASCADE")
     return url

@@ -285,11 +285,12 @@ def test_a_failure_is_a_500_problem_that_tells_nothing_of_it(make_client, monkey
 
 def test_repair_is_a_run_with_repairs_and_needs_mode_run(make_client):
     client, app = make_client()
-    queued = client.post("/v1/diagnoses?repair=true", json=small_case("to-repair"))
+    case = small_case("to-repair", seeds=4)  # 12 samples and a repair budget of 48: 60 of max_samples 64
+    queued = client.post("/v1/diagnoses?repair=true", json=case)
     assert queued.status_code == 202, queued.text
     assert client.get(queued.json()["links"]["self"]).json()["mode"] == "repair"
-    plain = client.post("/v1/diagnoses", json=small_case("to-repair"))
+    plain = client.post("/v1/diagnoses", json=case)
     assert plain.json()["id"] != queued.json()["id"]  # a repair and a plain run are different requests
-    refused = client.post("/v1/diagnoses?repair=true&mode=inputs", json=small_case("to-repair"))
+    refused = client.post("/v1/diagnoses?repair=true&mode=inputs", json=case)
     assert_problem(refused, 400, "repair")
     assert app.state.service.queue.items == [queued.json()["id"], plain.json()["id"]]

@@ -11,7 +11,8 @@ from api.db.migrate import downgrade, upgrade
 from api.db.models import Base
 from api.db.session import make_engine
 
-OUR_TABLES = {"api_keys", "fingerprints", "diagnoses", "findings", "library_cases", "nightly_runs", "nightly_items"}
+OUR_TABLES = {"api_keys", "fingerprints", "diagnoses", "findings", "library_cases", "nightly_runs", "nightly_items",
+              "sessions"}
 
 
 def _tables(url: str) -> set[str]:

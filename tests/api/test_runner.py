@@ -50,7 +50,8 @@ def test_runs_once_and_a_second_delivery_is_skipped(env):
 def test_a_repair_request_runs_the_pipeline_with_repairs(env):
     db, _, service = env
     diagnoser = FakeDiagnoser()
-    diagnosis_id = service.submit(small_case(), mode="repair").view["id"]
+    case = small_case(seeds=4)  # 12 samples plus a repair budget of 48: within max_samples 64
+    diagnosis_id = service.submit(case, mode="repair").view["id"]
     _runner(db, diagnoser).execute(diagnosis_id)
     assert diagnoser.calls == [("repair", "small")]
     assert service.get(diagnosis_id)["mode"] == "repair"

@@ -25,6 +25,17 @@ def test_keys_add_prints_the_key_once_and_list_never_shows_it(database, capsys):
     assert invoke(["keys", "list"]) == 0
     listed = capsys.readouterr().out
     assert "ci\tactive\t10/minute" in listed and key not in listed
+    assert listed.splitlines()[0].endswith("\tuser")  # the default role, last on the line
+
+
+def test_keys_add_takes_a_role(database, capsys):
+    assert invoke(["keys", "add", "root", "--role", "admin"]) == 0
+    assert invoke(["keys", "add", "alice", "--role", "user"]) == 0
+    assert invoke(["keys", "add", "mallory", "--role", "owner"]) == 2
+    capsys.readouterr()
+    assert invoke(["keys", "list"]) == 0
+    roles = {line.split("\t")[0]: line.split("\t")[-1] for line in capsys.readouterr().out.splitlines()}
+    assert roles == {"root": "admin", "alice": "user"}
 
 
 def test_keys_errors_are_usage_errors(database, capsys):
