@@ -43,6 +43,7 @@ from diagnose.inputs.settings import InputSettings
 from diagnose.report import Conflict, ConflictPair, DocumentView, GravityCenter, InputReport
 from diagnose.text.questions import asked_dimensions, asked_value_kinds, is_yes_no_question, predicate_text
 from diagnose.text.sentences import content_tokens
+from diagnose.text.values import extract_values
 
 if TYPE_CHECKING:
     from diagnose.embedding import Embedder
@@ -134,7 +135,7 @@ def _static_answers(question: str, claims, yes_no: bool, settings: InputSettings
     predicate = content_tokens(predicate_text(question))
     found = value_answers(
         claims, asked_value_kinds(question), predicate, settings.min_claim, settings.tie_margin,
-        dimensions=asked_dimensions(question),
+        dimensions=asked_dimensions(question), given=tuple(extract_values(question)),
     )
     if not any(a is not None for a in found):
         found = name_answers(claims, question, settings.min_claim)
