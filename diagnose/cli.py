@@ -364,13 +364,17 @@ def check_engine(family_names: tuple[str, ...], dtype: str) -> int:
 @click.option("--truth", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="RAMDocs-style truth.jsonl (default: truth.jsonl in or beside each CASES_DIR).")
 @click.option("--scorer", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="Scoring script (default: ../shared/eval/score_ramdocs.py when present).")
 @click.option("--read", is_flag=True, help="Read tier: the embedded generator reads each document alone (prints its cost per document).")
-def bench_inputs(cases_dirs: tuple[Path, ...], out: Path | None, truth: Path | None, scorer: Path | None, read: bool) -> None:
+@click.option("--server", help="With --read: the documents are read by an OpenAI-compatible server instead (base URL, e.g. http://127.0.0.1:8000/v1).")
+@click.option("--server-model", help="Model name to ask the server for (required with --server).")
+@click.option("--framework", type=click.Choice(["vllm", "llamacpp", "ollama", "openai"]), default="vllm", show_default=True, help="What serves --server.")
+def bench_inputs(cases_dirs: tuple[Path, ...], out: Path | None, truth: Path | None, scorer: Path | None, read: bool,
+                 server: str | None, server_model: str | None, framework: str) -> None:
     """Input stage over folders of cases (YAML or JSON) vs the raw encoder alone; optional score.
 
     For each CASES_DIR: a SCORE line when a truth file is found, a PULL line (the
     share of documents whose own best claim the center-pull attribution gives to
     their own center), with --read a READ line (prefill and decode seconds per
-    document), and last one line:
+    document; with --server the documents are read by that server's model), and last one line:
     INPUTS cases=N docs=M stage_s=.. raw_encoder_s=.. ratio=.. warm_s=..
     """
     from diagnose.console import Console
@@ -378,6 +382,9 @@ def bench_inputs(cases_dirs: tuple[Path, ...], out: Path | None, truth: Path | N
     from diagnose.inputs.embed import CachedEmbedder
     from diagnose.models import ModelRegistry
 
+    if server is not None and not read:
+        raise click.UsageError("--server reads the documents: give --read with it")
+    remote = _remote(server, server_model, framework) if server is not None else None
     if truth is not None and len(cases_dirs) > 1:
         raise click.UsageError("--truth names one truth file: give one CASES_DIR with it (or let each folder's truth.jsonl be found)")
     plan = []
@@ -396,7 +403,7 @@ def bench_inputs(cases_dirs: tuple[Path, ...], out: Path | None, truth: Path | N
         if read:
             from diagnose.inputs.reading import DocumentReader
 
-            reader = DocumentReader(registry.generator())
+            reader = DocumentReader(remote if remote is not None else registry.generator())
         results = []
         for folder, paths, found, target in plan:
             progress.phase(f"benchmarking {len(paths)} cases of {_set_name(folder)}", total=len(paths))

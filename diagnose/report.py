@@ -46,7 +46,11 @@ class Conflict(msgspec.Struct, kw_only=True):
     features: dict[str, float] = {}
     """Extension: what the score was computed from (``diagnose.inputs.conflict.FEATURES``)."""
     threshold: float | None = None
-    """Extension: the score at or above which ``detected`` is true (``Settings.inputs.conflict_threshold``)."""
+    """Extension: the probability at or above which ``detected`` is true (the calibration's operating point)."""
+    probability: float = 0.0
+    """Calibrated 0..1 probability that the documents support two or more answers (equal to ``score``)."""
+    state: Literal["conflict", "unsure", "none"] = "none"
+    """``conflict`` at the operating point (``detected``), ``unsure`` between it and the unsure cut, else ``none``."""
 
 
 class DocumentView(msgspec.Struct, kw_only=True):
@@ -95,6 +99,9 @@ class InputReport(msgspec.Struct, kw_only=True):
     """Extension: the strongest center sits in the middle of a long prompt."""
     tier: Literal["static", "read"] = "static"
     """How the centers were made: from the text alone, or with the generator reading each document."""
+    stance: Literal["assessed", "not_assessed"] | None = None
+    """Yes/no questions: whether a model judged the documents' stances (the read tier's pairwise
+    question); ``not_assessed``: no stance signal went into the verdict. None for other questions."""
 
 
 class Sample(msgspec.Struct, kw_only=True):

@@ -22,7 +22,8 @@ from diagnose.inputs import bench
 from diagnose.inputs.settings import InputSettings
 from diagnose.report import write_atomic
 
-_SHARED = Path(__file__).resolve().parents[3] / "shared"
+_SHARED = next((p / "shared" for p in Path(__file__).resolve().parents[2:5] if (p / "shared" / "data").is_dir()),
+               Path(__file__).resolve().parents[3] / "shared")
 SETS = ("ramdocs-dev", "conflictqa-dev", "enterprise-dev")
 
 
@@ -55,6 +56,15 @@ class _CachedReader:
                 self.memo[keys[i]] = [r.answer, r.yes_margin, r.prompt_tokens]
             write_atomic(self.path, json.dumps(self.memo))
         return [self._reading(*self.memo[k]) for k in keys]
+
+    def compare(self, question: str, pairs: list[tuple[str, str]]):
+        keys = [hashlib.sha256(f"pair\x00{question}\x00{a}\x00{b}".encode()).hexdigest() for a, b in pairs]
+        todo = [i for i, k in enumerate(keys) if k not in self.memo]
+        if todo:
+            for i, margin in zip(todo, self.reader.compare(question, [pairs[i] for i in todo])):
+                self.memo[keys[i]] = margin
+            write_atomic(self.path, json.dumps(self.memo))
+        return [self.memo[k] for k in keys]
 
 
 def main(argv: list[str] | None = None) -> int:

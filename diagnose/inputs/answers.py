@@ -104,8 +104,13 @@ def value_answers(
     tie_margin: float,
     window: int = 60,
     dimensions: frozenset[str] = frozenset(),
+    given: tuple[Value, ...] = (),
 ) -> list[DocAnswer | None]:
     """Typed-value answer per document (None where the document states none of the answer class).
+
+    given: the values the question itself states ("the 500 mg caplet", "the
+    Nomad 40", "in 24 hours"): they name the subject or a condition, so a
+    document's value equal to one of them answers nothing.
 
     kinds: the value kinds the question asks for (None: its grammar does not
     say; then a value counts only when a predicate token of the question, one of
@@ -123,6 +128,8 @@ def value_answers(
             text = c.sentence.text
             for v in c.values:
                 if kinds is not None and v.kind not in kinds:
+                    continue
+                if any(_restates(v, g) for g in given):
                     continue
                 near = overlap(predicate, text[max(0, v.start - window):v.end + window]) if predicate else 0.0
                 if kinds is None and near <= 0.0:
@@ -159,6 +166,14 @@ def value_answers(
                 score, value, claim = max(shared, key=lambda x: x[0])
         out.append(DocAnswer(value.key, value.span, claim, value, score))
     return out
+
+
+def _restates(v: Value, given: Value) -> bool:
+    """Whether ``v`` is the question's own value ``given``: equal, and for dates equally precise
+    (a question's "fiscal 2024" does not restate the day the year ends)."""
+    if v.kind == "date" or given.kind == "date":
+        return v.key == given.key
+    return comparable(v, given) and same_value(v, given)
 
 
 def edited_answers(copies: "list[PairEvidence]", found: list[DocAnswer | None]) -> list[DocAnswer | None]:

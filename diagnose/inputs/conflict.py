@@ -5,7 +5,8 @@ the spans that differ inside their claims are quoted (``value_mismatch``).
 Other cross-center pairs quote the claims each side makes (``stance`` for yes/no
 questions, ``entity_ambiguity`` when the two documents are about different
 subjects, ``value_mismatch`` otherwise). The score is a logistic model over a
-few features (:data:`FEATURES`), calibrated on the dev sets.
+few features (:data:`FEATURES`), calibrated on the dev sets
+(:mod:`diagnose.inputs.calibration`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-
-import numpy as np
 
 from diagnose.inputs.settings import InputSettings
 from diagnose.text.sentences import CJK
@@ -112,7 +111,7 @@ def _inside(text: str, span: str, ranges: list[tuple[int, int]]) -> bool:
 
 FEATURES: tuple[str, ...] = (
     "value_split", "stance_split", "minority_share", "copy_mismatch", "camp_gap", "vote_gap", "spread",
-    "extra_centers", "center_gap", "read_split",
+    "extra_centers", "center_gap", "read_split", "pair_split",
 )
 """What the conflict score reads, each in 0..1:
 
@@ -125,14 +124,20 @@ FEATURES: tuple[str, ...] = (
 - ``spread``: 1 - the mean cosine between two non-noise documents (how far apart they argue);
 - ``extra_centers``: centers beyond the first, a half each (1 for three or more);
 - ``center_gap``: 1 - the cosine between the two largest centers' mean vectors (what they are about);
-- ``read_split``: read tier: how far apart the documents' own answers are (0 when not read).
+- ``read_split``: read tier: how far apart the documents' own answers are (0 when not read);
+- ``pair_split``: read tier, yes/no questions: the mean probability the generator gives to "no"
+  when asked whether two documents that take a side give the same answer
+  (:mod:`diagnose.inputs.compare`; 0 when not asked).
 """
 
 
-def conflict_score(features: dict[str, float], weights: tuple[tuple[str, float], ...]) -> float:
-    """Calibrated 0..1 belief that the documents support two or more answers: a logistic
-    model, ``sigmoid(bias + sum of weight x feature)``, ``weights`` as (name, weight) pairs
-    with a ``bias`` entry (fitted on the dev sets by ``scripts/calibrate-conflict``)."""
-    table = dict(weights)
-    z = table.get("bias", 0.0) + sum(table.get(name, 0.0) * value for name, value in features.items())
-    return float(1.0 / (1.0 + np.exp(-z)))
+STANCE_FEATURES: frozenset[str] = frozenset({
+    "stance_split", "minority_share", "camp_gap", "vote_gap", "extra_centers", "read_split", "pair_split",
+})
+"""For a yes/no question, the features that come from the documents' stances (their camps and
+what a model read of them): left out of the verdict when no model judged the stances."""
+
+
+def without_stance(features: dict[str, float]) -> dict[str, float]:
+    """``features`` with every :data:`STANCE_FEATURES` entry set to 0 (a new dict)."""
+    return {k: 0.0 if k in STANCE_FEATURES else v for k, v in features.items()}

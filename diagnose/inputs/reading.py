@@ -29,6 +29,12 @@ logprob minus 1). A server has no tokenizer here, so a document is cut at
 counted as ``prefill_s`` for yes/no (one token) and ``decode_s`` for open questions.
 
 Which of the two a question is: :func:`diagnose.text.questions.is_yes_no_question`.
+
+:meth:`DocumentReader.compare` asks the pairwise question of two documents in one
+prompt (each cut to half of ``max_document_tokens``): "do the two passages give
+the same answer to this question?", read as the same yes-minus-no margin (one
+prefill, or one token with ``top_logprobs`` on a server); :mod:`diagnose.inputs.compare`
+decides which documents are compared.
 """
 
 from __future__ import annotations
@@ -51,6 +57,9 @@ NO_VARIANTS: tuple[str, ...] = ("No", "no", " No", " no", "NO")
 
 SYSTEM_OPEN = "Answer the question using only the document. Reply with the answer only, in a few words."
 SYSTEM_YES_NO = "Answer the question using only the document. Reply with yes or no, then a short reason."
+
+SYSTEM_PAIR = ("Two passages follow, then a question. Reply yes if both passages give the same answer "
+               "to the question, no if they give different answers.")
 
 MAX_ANSWER_CHARS = 200
 NO_INFORMATION = "This document says nothing about the question."
@@ -117,6 +126,28 @@ class DocumentReader:
                 on_document(done)
         return readings
 
+    def compare(self, question: str, pairs: list[tuple[str, str]]) -> list[float | None]:
+        """Per pair of documents, ``log P(yes) - log P(no)`` for "do these two passages give the
+        same answer to the question?" (each passage cut to half of ``max_document_tokens``;
+        None when the model gave neither answer, or a passage is empty)."""
+        out: list[float | None] = []
+        for a, b in pairs:
+            if not a.strip() or not b.strip():
+                out.append(None)
+                continue
+            messages = self.pair_messages(question, self.truncate(a, self.max_document_tokens // 2),
+                                          self.truncate(b, self.max_document_tokens // 2))
+            out.append(self._yes_no_margin(messages))
+        return out
+
+    def pair_messages(self, question: str, a: str, b: str) -> list[dict[str, str]]:
+        """The chat messages of the pairwise question (already truncated passages)."""
+        return [
+            {"role": "system", "content": SYSTEM_PAIR},
+            {"role": "user", "content": f"Passage 1:\n{a}\n\nPassage 2:\n{b}\n\nQuestion: {question}\n\n"
+                                        "Do the two passages give the same answer to this question?"},
+        ]
+
     def messages(self, question: str, document: str, yes_no: bool) -> list[dict[str, str]]:
         """The chat messages for one (already truncated) document."""
         return [
@@ -124,9 +155,9 @@ class DocumentReader:
             {"role": "user", "content": f"Document:\n{document}\n\nQuestion: {question}"},
         ]
 
-    def truncate(self, text: str) -> str:
-        """The start of ``text`` that fits in ``max_document_tokens`` tokens."""
-        limit = self.max_document_tokens
+    def truncate(self, text: str, limit: int | None = None) -> str:
+        """The start of ``text`` that fits in ``limit`` tokens (default ``max_document_tokens``)."""
+        limit = limit or self.max_document_tokens
         if self._remote:
             return text[: limit * REMOTE_CHARS_PER_TOKEN]
         text = text[: limit * _CHARS_PER_TOKEN_BOUND]
@@ -169,6 +200,21 @@ class DocumentReader:
                 margin = self._margin(ids, yes_ids, no_ids)
                 return DocumentReading("yes" if margin >= 0 else "no", margin, len(ids))
         return DocumentReading(self._greedy(ids), None, len(ids))
+
+    def _yes_no_margin(self, messages: list[dict[str, str]]) -> float | None:
+        """``log P(yes) - log P(no)`` at the first answer position of ``messages`` (None: no variants)."""
+        started = time.perf_counter()
+        if self._remote:
+            _, top, usage = self.backend.complete(messages, 1, REMOTE_TOP_LOGPROBS)
+            self.stats.prefill_s += time.perf_counter() - started
+            self.stats.prompt_tokens += _int(usage.get("prompt_tokens"))
+            self.stats.documents += 1
+            return _margin_from_top(top)
+        ids = self.backend.chat_ids(messages)
+        self.stats.documents += 1
+        self.stats.prompt_tokens += len(ids)
+        yes_ids, no_ids = self._variants()
+        return self._margin(ids, yes_ids, no_ids) if yes_ids and no_ids else None
 
     def _greedy(self, ids: Sequence[int]) -> str:
         from diagnose.case import SamplingSpec

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from diagnose.inputs.calibration import ConflictCalibration
 
 
 @dataclass(frozen=True)
@@ -62,15 +64,12 @@ class InputSettings:
     """Read tier: a margin this far from the bias weighs as much as a clear claim."""
     read_answer_similarity: float = 0.8
     """Read tier: free-text answers at least this similar (cosine) are one answer."""
-    conflict_weights: tuple[tuple[str, float], ...] = (
-        ("bias", -1.48), ("value_split", 0.83), ("stance_split", 1.36), ("minority_share", -0.51),
-        ("copy_mismatch", 1.32), ("camp_gap", -0.21), ("vote_gap", 0.70), ("spread", -0.05),
-        ("extra_centers", 1.71), ("center_gap", 0.51), ("read_split", 0.57),
-    )
-    """Logistic weights of the conflict score per feature (:data:`diagnose.inputs.conflict.FEATURES`),
-    fitted by ``scripts/calibrate-conflict`` on the three dev sets' static reports and the read
-    tier's reports of ConflictQA and the company-style set (embedded generator)."""
-    conflict_threshold: float = 0.5
-    """``conflict.detected`` is ``conflict.score >= conflict_threshold``."""
+    compare_documents: int = 4
+    """Read tier, yes/no questions: the generator compares every pair of this many most relevant
+    documents that take a side (at most 6 pairs)."""
+    conflict_calibration: ConflictCalibration = field(default_factory=ConflictCalibration.shipped)
+    """The conflict verdict: logistic weights per feature (:data:`diagnose.inputs.conflict.FEATURES`)
+    and the cut points of ``conflict.state``, fitted by ``scripts/calibrate-conflict`` by
+    cross-validation on the three dev sets (``diagnose/inputs/conflict_calibration.json``)."""
     long_context_tokens: int = 2000
     """A prompt at least this long can lose its middle ("lost in the middle")."""

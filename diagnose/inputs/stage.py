@@ -34,6 +34,7 @@ from diagnose.inputs.answers import (
     NAME_PREFIX, SOFT_PREFIXES, DocAnswer, disagree, edited_answers, name_answers, shared_keys, stance_answers, stance_camps, value_answers,
 )
 from diagnose.inputs.claims import document_sentences, find_claims
+from diagnose.inputs.compare import compare_sides, pair_split
 from diagnose.inputs.instructions import instruction_conflicts
 from diagnose.inputs.noise import isolation, noise_mask, text_features
 from diagnose.inputs.read_answers import read_answers
@@ -42,6 +43,7 @@ from diagnose.inputs.settings import InputSettings
 from diagnose.report import Conflict, ConflictPair, DocumentView, GravityCenter, InputReport
 from diagnose.text.questions import asked_dimensions, asked_value_kinds, is_yes_no_question, predicate_text
 from diagnose.text.sentences import content_tokens
+from diagnose.text.values import extract_values
 
 if TYPE_CHECKING:
     from diagnose.embedding import Embedder
@@ -78,6 +80,7 @@ def analyze_inputs(
     corroborated = np.array([a is not None and a.key is not None and support[a.key] > 1 for a in found], bool)
     noise = noise_mask(relevance, answered, [text_features(t) for t in texts], settings, isolation(emb), corroborated)
     readings = reader.read(case.question, texts, yes_no) if reader is not None else None
+    comparisons = None
     if readings is not None:
         lean = reader.read(case.question, [NO_INFORMATION], True)[0].yes_margin if yes_no else None
         asks_value = bool(asked_value_kinds(case.question))
@@ -85,6 +88,8 @@ def analyze_inputs(
                              texts=texts, lean=lean)
     if yes_no:
         found = stance_camps(found, emb, settings.stance_vote_weight, settings.camp_gap)
+        if reader is not None and hasattr(reader, "compare"):
+            comparisons = compare_sides(reader, case.question, texts, found, noise, relevance, settings.compare_documents)
     live = [not x for x in noise]
     claim_spans = [[(c.sentence.start, c.sentence.start + len(c.sentence.text)) for c in doc] for doc in claims]
     copies = cf.copy_mismatches(texts, claim_spans, settings.duplicate_ratio, live, settings.copy_span_words)
@@ -100,7 +105,7 @@ def analyze_inputs(
         GravityCenter(id=cid, documents=[ids[i] for i in m], mass=round(float(w), 6), label=_label(found, texts, m))
         for cid, m, w in zip(center_ids, members, weights)
     ]
-    conflict = _conflict(texts, ids, emb, members, found, copies, yes_no, readings, settings)
+    conflict = _conflict(texts, ids, emb, members, found, copies, yes_no, readings, comparisons, settings)
     projection = layout.fit_projection(emb)
     positions = projection(emb) if projection else np.zeros((len(ids), 2), np.float32)
     report = InputReport(
@@ -113,6 +118,7 @@ def analyze_inputs(
         instruction_conflicts=instruction_conflicts(case.system, case.template),
         delimiter_issue=layout.delimiter_issue(texts, case.template, prompt),
         tier="read" if readings is not None else "static",
+        stance=("assessed" if comparisons else "not_assessed") if yes_no else None,
     )
     if members:
         report.strongest_center_position = layout.center_position(prompt, texts, members[0], count_tokens)
@@ -129,7 +135,7 @@ def _static_answers(question: str, claims, yes_no: bool, settings: InputSettings
     predicate = content_tokens(predicate_text(question))
     found = value_answers(
         claims, asked_value_kinds(question), predicate, settings.min_claim, settings.tie_margin,
-        dimensions=asked_dimensions(question),
+        dimensions=asked_dimensions(question), given=tuple(extract_values(question)),
     )
     if not any(a is not None for a in found):
         found = name_answers(claims, question, settings.min_claim)
@@ -187,8 +193,11 @@ def _label(found: list[DocAnswer | None], texts: list[str], members: list[int]) 
     return " ".join(words[:6]) + (" …" if len(words) > 6 else "")
 
 
-def _conflict(texts, ids, emb, members, found, copies, yes_no, readings, settings) -> Conflict:
-    """Evidence pairs between centers and the calibrated score."""
+def _conflict(texts, ids, emb, members, found, copies, yes_no, readings, comparisons, settings) -> Conflict:
+    """Evidence pairs between centers and the calibrated verdict.
+
+    For a yes/no question whose stances no model judged (no pairwise comparisons),
+    the stance features are left out of the verdict (:func:`cf.without_stance`)."""
     pairs: list[ConflictPair] = []
     split, share = 0.0, 0.0
     copy_pairs = {(p.a, p.b): p for p in copies}
@@ -205,10 +214,15 @@ def _conflict(texts, ids, emb, members, found, copies, yes_no, readings, setting
             if pair is not None:
                 pairs.append(pair)
     features = _features(emb, members, found, copies, yes_no, readings, split, share, settings)
-    score = round(cf.conflict_score(features, settings.conflict_weights), 4)
-    return Conflict(detected=score >= settings.conflict_threshold, score=score, pairs=pairs,
-                    features={k: round(v, 4) for k, v in features.items()},
-                    threshold=settings.conflict_threshold)
+    features["pair_split"] = pair_split(comparisons) if comparisons else 0.0
+    if yes_no and not comparisons:
+        features = cf.without_stance(features)
+    calibration = settings.conflict_calibration
+    probability = round(calibration.probability(features), 4)
+    state = calibration.state(probability)
+    return Conflict(detected=state == "conflict", score=probability, probability=probability, state=state,
+                    pairs=pairs, features={k: round(v, 4) for k, v in features.items()},
+                    threshold=calibration.conflict_at)
 
 
 def _features(emb, members, found, copies, yes_no, readings, split, share, settings) -> dict[str, float]:

@@ -6,14 +6,19 @@ from diagnose.triage.context import Flag, TriageContext
 
 
 def competing_centers(ctx: TriageContext) -> Flag | None:
+    """A ``warn`` when the calibrated verdict says conflict (``state`` ``conflict``), an ``info``
+    when it is ``unsure``: evidence the gate does not trust (contract section 7)."""
     conflict = ctx.inputs.conflict
-    if not conflict.detected:
+    state = "conflict" if conflict.detected else conflict.state
+    if state == "none":
         return None
     centers = ctx.inputs.gravity_centers
     return Flag(
-        "warn",
+        "warn" if state == "conflict" else "info",
         {
             "conflict_score": round(conflict.score, 3),
+            "probability": round(conflict.probability, 3),
+            "state": state,
             "thresholds": {"conflict_score": conflict.threshold},
             "centers": [
                 {"id": c.id, "label": c.label, "mass": round(c.mass, 3), "documents": c.documents}
@@ -24,6 +29,7 @@ def competing_centers(ctx: TriageContext) -> Flag | None:
                 for p in conflict.pairs[:5]
             ],
         },
+        ("" if state == "conflict" else "Possibly (the calibrated verdict is unsure; check the quoted pairs): ") +
         "The retrieved documents disagree: they form competing gravity centers, so the "
         "model's answer depends on which one it happens to follow. Fix the context, not the "
         "temperature: drop or correct the conflicting passage, disambiguate the entity in the "

@@ -188,3 +188,13 @@ def test_run_rejects_a_server_that_is_not_a_url(url, case_file, monkeypatch, cap
     fake(monkeypatch)
     assert invoke(["run", str(case_file), "--server", url, "--server-model", "m"]) == 2
     assert "--server" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("extra, named", [
+    ([], "--read"),  # --server reads the documents: it needs --read
+    (["--read", "--server-model", ""], "--server-model"),
+])
+def test_bench_inputs_server_needs_read_and_a_model(extra, named, tmp_path, capsys):
+    (tmp_path / "c.yaml").write_text("id: c\nquestion: q?\ndocuments: []\n")
+    assert invoke(["bench", "inputs", str(tmp_path), "--server", "http://127.0.0.1:9/v1", *extra]) == 2
+    assert named in capsys.readouterr().err

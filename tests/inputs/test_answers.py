@@ -24,6 +24,19 @@ def test_the_answer_class_is_the_one_the_documents_share_and_decoys_lose_to_meas
     assert agree(found[0], found[1]) and disagree(found[0], found[2])
 
 
+def test_a_value_the_question_itself_states_answers_nothing():
+    question = "How much does the Larkspur 30 kettle weigh?"
+    claims = [  # the name stands in the best claim, the weight in the next one
+        [_claim(0, "The Larkspur 30 kettle weighs little."), _claim(0, "It is 1.2 kg.", 0.6)],
+        [_claim(1, "Larkspur 30 kettle: weighs little."), _claim(1, "Its mass: 1.4 kg.", 0.6)],
+    ]
+    amounts = frozenset({"number", "quantity"})
+    plain = value_answers(claims, amounts, ["weigh"], 0.2, 0.05)
+    assert [a.span for a in plain] == ["30", "30"]  # the name's number is the shared class
+    found = value_answers(claims, amounts, ["weigh"], 0.2, 0.05, given=tuple(extract_values(question)))
+    assert [a.span for a in found] == ["1.2 kg", "1.4 kg"] and disagree(found[0], found[1])
+
+
 def test_a_question_that_asks_for_no_value_gets_none():
     claims = [[_claim(0, "Founded in 1990 by Ada Park.")]]
     assert value_answers(claims, frozenset(), ["found"], 0.2, 0.05) == [None]
@@ -62,3 +75,10 @@ def test_names_answer_name_questions_and_never_contradict():
     found = name_answers(claims, "Who recorded Blue Hour?", 0.2)
     assert [a.span for a in found] == ["Mara Holt", "Iron Lantern"]
     assert not disagree(found[0], found[1])
+
+
+def test_a_year_in_the_question_does_not_hide_the_days_it_covers():
+    claims = [[_claim(0, "Fiscal 2024 ended on June 30, 2024.")], [_claim(1, "The 2024 fiscal year closed 2024-06-30.")]]
+    given = tuple(extract_values("When did fiscal 2024 end?"))
+    found = value_answers(claims, frozenset({"date"}), ["end"], 0.2, 0.05, given=given)
+    assert [a.span for a in found] == ["June 30, 2024", "2024-06-30"]

@@ -1,6 +1,6 @@
 import numpy as np
 
-from diagnose.inputs.conflict import FEATURES, conflict_score, copy_mismatches, differing_spans, quote, word_ratio
+from diagnose.inputs.conflict import FEATURES, STANCE_FEATURES, copy_mismatches, differing_spans, quote, without_stance, word_ratio
 
 A = "As of 2021 the depot at Brackley holds 4,411 pallets and the annex has 12,878."
 B = "As of 2021 the depot at Brackley holds 10,000 pallets and the annex has 12,878."
@@ -27,36 +27,10 @@ def test_copy_mismatches_count_only_changes_inside_a_claim():
     assert copy_mismatches([A, B], [claim_a, claim_a], 0.6, [True, False]) == []
 
 
-WEIGHTS = (("bias", -2.0), ("value_split", 4.5), ("spread", 1.0), ("copy_mismatch", 2.5))
-
-
-def _features(**kw):
-    return {name: 0.0 for name in FEATURES} | kw
-
-
-def test_conflict_score_is_the_logistic_of_the_weighted_features():
-    import math
-
-    assert abs(conflict_score(_features(), WEIGHTS) - 1 / (1 + math.exp(2.0))) < 1e-12
-    z = -2.0 + 4.5 * 0.6 + 1.0 * 0.3
-    assert abs(conflict_score(_features(value_split=0.6, spread=0.3, camp_gap=0.9), WEIGHTS) - 1 / (1 + math.exp(-z))) < 1e-12
-
-
-def test_conflict_score_grows_with_evidence_and_never_reads_the_document_count():
-    agree = conflict_score(_features(spread=0.2), WEIGHTS)
-    split = conflict_score(_features(value_split=0.5, spread=0.2), WEIGHTS)
-    copied = conflict_score(_features(value_split=0.5, copy_mismatch=1.0, spread=0.2), WEIGHTS)
-    assert 0.0 < agree < 0.5 < split < copied < 1.0
+def test_without_stance_zeroes_only_the_stance_features():
+    features = {name: 0.5 for name in FEATURES}
+    out = without_stance(features)
+    assert {k for k, v in out.items() if v == 0.0} == set(STANCE_FEATURES)
+    assert features["stance_split"] == 0.5  # a new dict
+    assert {"value_split", "copy_mismatch", "spread"}.isdisjoint(STANCE_FEATURES)
     assert not any("doc" in name for name in FEATURES)
-
-
-def test_the_default_weights_name_only_known_features():
-    from diagnose.inputs.settings import InputSettings
-
-    assert {name for name, _ in InputSettings().conflict_weights} <= set(FEATURES) | {"bias"}
-
-
-def test_cjk_text_aligns_per_character():
-    a = "北京市常住人口为21893095人。"
-    b = "北京市常住人口为31893095人。"
-    assert differing_spans(a, b) == [("21893095", "31893095")]

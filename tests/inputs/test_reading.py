@@ -212,6 +212,26 @@ def test_remote_missing_variant_gets_a_floor_below_the_lowest_top_logprob():
     assert reading.answer == "no"
 
 
+def test_compare_asks_one_pairwise_question_per_pair():
+    backend = RecordingFake()
+    reader = DocumentReader(backend)
+    margins = reader.compare("will it be nice", [("it is sunny", "it is sunny too"), ("it is rainy", ""), ("rainy", "rainy")])
+    assert margins[0] == pytest.approx(_lse([2.0, 1.0]) - _lse([0.5, -1.0]), abs=1e-5)
+    assert margins[1] is None  # an empty passage: not asked
+    assert margins[2] == pytest.approx(_lse([-1.0, -2.0]) - _lse([1.5, 0.0]), abs=1e-5)
+    assert backend.prefills == 2 and reader.stats.documents == 2
+
+
+def test_remote_compare_puts_both_passages_in_one_request():
+    first = {"token": "No", "logprob": -0.3, "top_logprobs": [{"token": "No", "logprob": -0.3}, {"token": "Yes", "logprob": -1.5}]}
+    backend, bodies = _remote(lambda body: _choice("No", first))
+    margins = DocumentReader(backend).compare("Is it open?", [("It is open.", "It is closed.")])
+    assert margins == [pytest.approx(-1.5 - (-0.3))]
+    content = bodies[0]["messages"][1]["content"]
+    assert content.startswith("Passage 1:\nIt is open.\n\nPassage 2:\nIt is closed.\n\nQuestion: Is it open?")
+    assert bodies[0]["max_tokens"] == 1 and "same answer" in bodies[0]["messages"][0]["content"]
+
+
 def test_remote_open_question_is_one_greedy_request_per_document():
     backend, bodies = _remote(lambda body: _choice("  Rome\nIt says so."))
     reader = DocumentReader(backend, max_new_tokens=16)

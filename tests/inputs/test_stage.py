@@ -28,7 +28,8 @@ def _check_contract(analysis: InputAnalysis, case: Case):
     if rep.gravity_centers:
         assert abs(sum(c.mass for c in rep.gravity_centers) - 1.0) < 1e-4
     assert 0.0 <= rep.conflict.score <= 1.0
-    assert rep.conflict.detected == (rep.conflict.score >= S.conflict_threshold)
+    assert rep.conflict.detected == (rep.conflict.state == "conflict")
+    assert rep.conflict.probability == rep.conflict.score
     assert [v.id for v in rep.documents] == [d.id for d in case.documents]
     n = len(case.documents)
     assert analysis.doc_embeddings.shape[0] == n and analysis.doc_embeddings.dtype == np.float32
@@ -104,17 +105,49 @@ def test_dates_are_compared_by_day(real_embedder):
     assert rep.conflict.detected
 
 
+STIPEND = _case(
+    "Can contractors get the home-office stipend?",
+    "Contractors are eligible for the home-office stipend from their first month.",
+    "The home-office stipend is not available to contractors; only employees can get it.",
+)
+
+
+class _PairReader:
+    """A reader whose pairwise answer is fixed: ``margin`` for every pair (negative: different)."""
+
+    def __init__(self, margin: float) -> None:
+        self.margin, self.pairs = margin, 0
+
+    def read(self, question, documents, yes_no):
+        from diagnose.inputs.reading import DocumentReading
+
+        return [DocumentReading("", 0.0, 0) for _ in documents]
+
+    def compare(self, question, pairs):
+        self.pairs += len(pairs)
+        return [self.margin for _ in pairs]
+
+
 @pytest.mark.models
-def test_yes_no_stances_that_disagree_are_a_conflict(real_embedder):
-    case = _case(
-        "Can contractors get the home-office stipend?",
-        "Contractors are eligible for the home-office stipend from their first month.",
-        "The home-office stipend is not available to contractors; only employees can get it.",
-    )
-    rep = analyze_inputs(case, real_embedder, S).report
-    assert _centers(rep) == [["d0"], ["d1"]]
-    assert rep.conflict.detected
+def test_yes_no_stances_without_a_model_are_not_assessed(real_embedder):
+    from diagnose.inputs.conflict import STANCE_FEATURES
+
+    rep = analyze_inputs(STIPEND, real_embedder, S).report
+    assert _centers(rep) == [["d0"], ["d1"]]  # the camps still make the centers
     assert rep.conflict.pairs[0].kind == "stance"
+    assert rep.stance == "not_assessed"
+    assert all(rep.conflict.features[f] == 0.0 for f in STANCE_FEATURES)  # the verdict does not rest on stance
+
+
+@pytest.mark.models
+def test_a_reader_that_compares_the_sides_assesses_the_stance(real_embedder):
+    reader = _PairReader(-6.0)
+    rep = analyze_inputs(STIPEND, real_embedder, S, reader=reader).report
+    assert reader.pairs == 1 and rep.stance == "assessed"
+    assert rep.conflict.features["pair_split"] > 0.99
+    same = analyze_inputs(STIPEND, real_embedder, S, reader=_PairReader(6.0)).report
+    assert same.conflict.features["pair_split"] < 0.01
+    assert analyze_inputs(_case("How tall is it?", "It is 3 m tall.", "It is 4 m tall."), real_embedder, S).report.stance is None
 
 
 @pytest.mark.models

@@ -91,6 +91,16 @@ def test_competing_centers_silent_without_conflict() -> None:
     assert input_rules.competing_centers(make_ctx(inputs=inputs)) is None
 
 
+def test_an_unsure_verdict_is_info_not_warn() -> None:
+    conflict = Conflict(detected=False, score=0.42, probability=0.42, state="unsure", threshold=0.8)
+    flag = input_rules.competing_centers(make_ctx(inputs=make_inputs(conflict=conflict)))
+    assert flag is not None and flag.severity == "info"
+    assert flag.evidence["state"] == "unsure" and flag.evidence["probability"] == 0.42
+    assert flag.advice.startswith("Possibly")
+    sure = Conflict(detected=True, score=0.9, probability=0.9, state="conflict", threshold=0.8)
+    assert input_rules.competing_centers(make_ctx(inputs=make_inputs(conflict=sure))).severity == "warn"
+
+
 def test_competing_centers_caps_pairs_at_five() -> None:
     pairs = [ConflictPair(a=f"d{i}", b=f"d{i + 1}", kind="stance", evidence="x") for i in range(7)]
     ctx = make_ctx(inputs=make_inputs(conflict=Conflict(detected=True, score=1.0, pairs=pairs)))

@@ -1,0 +1,73 @@
+"""The conflict verdict: a calibrated probability and a three-way state.
+
+``input.conflict.probability`` is ``sigmoid(bias + sum of weight x feature)``
+over :data:`diagnose.inputs.conflict.FEATURES`. The weights, and the two cut
+points that turn the probability into ``input.conflict.state``, are fitted by
+``scripts/calibrate-conflict`` (cross-validated over the three dev sets at
+once) and shipped in ``conflict_calibration.json`` beside this module:
+
+- ``conflict`` at or above ``conflict_at``: the operating point, chosen so that
+  at most 5% of the agreeing dev cases of each set reach it (out-of-fold
+  probabilities); the input finding is a ``warn``;
+- ``unsure`` at or above ``unsure_at``: evidence of a conflict that the gate
+  does not trust; the input finding is ``info``;
+- ``none`` below.
+
+Light on purpose (json and math only): :mod:`diagnose.inputs.settings` builds
+its default from :meth:`ConflictCalibration.shipped`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from importlib import resources
+from typing import Literal, Mapping
+
+State = Literal["conflict", "unsure", "none"]
+STATES: tuple[State, ...] = ("conflict", "unsure", "none")
+SHIPPED = "conflict_calibration.json"
+"""The fitted calibration, package data of :mod:`diagnose.inputs`."""
+
+
+@dataclass(frozen=True)
+class ConflictCalibration:
+    weights: tuple[tuple[str, float], ...]
+    """(feature, weight) pairs with a ``bias`` entry."""
+    conflict_at: float
+    """Probability at or above which the state is ``conflict`` (the operating point)."""
+    unsure_at: float
+    """Probability at or above which the state is at least ``unsure``."""
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.unsure_at <= self.conflict_at <= 1.0:
+            raise ValueError(
+                f"calibration cut points must satisfy 0 <= unsure_at <= conflict_at <= 1, "
+                f"got unsure_at={self.unsure_at}, conflict_at={self.conflict_at}"
+            )
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "ConflictCalibration":
+        return cls(
+            weights=tuple((str(k), float(v)) for k, v in data["weights"].items()),
+            conflict_at=float(data["conflict_at"]),
+            unsure_at=float(data["unsure_at"]),
+        )
+
+    @classmethod
+    def shipped(cls) -> "ConflictCalibration":
+        """The calibration fitted on the dev sets (``conflict_calibration.json``)."""
+        text = resources.files("diagnose.inputs").joinpath(SHIPPED).read_text("utf-8")
+        return cls.from_dict(json.loads(text))
+
+    def probability(self, features: Mapping[str, float]) -> float:
+        """``sigmoid(bias + sum of weight x feature)``; features without a weight count 0."""
+        table = dict(self.weights)
+        z = table.get("bias", 0.0) + sum(table.get(name, 0.0) * value for name, value in features.items())
+        return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+
+    def state(self, probability: float) -> State:
+        if probability >= self.conflict_at:
+            return "conflict"
+        return "unsure" if probability >= self.unsure_at else "none"
