@@ -13,6 +13,7 @@ from diagnose.prompt import build_messages, flat_prompt
 from diagnose.report import Report, SamplingReport, verdict_of
 from diagnose.settings import Settings
 from diagnose.triage import DeterminismCheck, TriageContext, triage
+from diagnose.triage.input_rules import lost_in_the_middle_at
 
 if TYPE_CHECKING:
     from diagnose.sampling.remote import RemoteBackend
@@ -76,6 +77,8 @@ class Diagnoser:
             reader=reader,
         )
         analysis.report.prompt_tokens = len(prompt_ids)
+        analysis.report.lost_in_the_middle = lost_in_the_middle_at(
+            analysis.report.strongest_center_position, analysis.report.prompt_tokens, self.settings.triage)
         marks = {d.id: d for d in case.documents}
         for view in analysis.report.documents:  # the case's own date and authority marks, for pages and repairs
             doc = marks.get(view.id)
@@ -184,7 +187,7 @@ class Diagnoser:
             embedder=self.registry.embedder(), counter=self.registry.prompt_counter(case.model),
             thresholds=self.settings.triage, environment=report.environment, budget=budget,
             seed_offset=seed_offset, progress=self.progress,
-            long_context_tokens=self.settings.inputs.long_context_tokens, sampling_settings=self.settings.sampling,
+            sampling_settings=self.settings.sampling,
         )
         return msgspec.structs.replace(report, findings=outcome.findings, repairs=outcome.repairs,
                                        repairs_skipped=outcome.skipped, repair=outcome.overview)

@@ -107,6 +107,10 @@ def center_position(
     return float(np.clip(np.mean(fractions), 0.0, 1.0))
 
 
-def lost_in_the_middle(position: float | None, prompt_tokens: int, long_context: int) -> bool:
-    """True when the strongest center sits in the middle third-ish of a long prompt."""
-    return position is not None and prompt_tokens >= long_context and 0.25 < position < 0.75
+def lost_in_the_middle(position: float | None, prompt_tokens: int, min_tokens: int, start: float, end: float) -> bool:
+    """True when the strongest center sits in the middle of a long prompt: ``prompt_tokens`` at
+    least ``min_tokens`` and ``position`` (0 start, 1 end) in ``[start, end]``, both ends included.
+
+    The one decision behind both the report's ``input.lost_in_the_middle`` and the finding of
+    that name; the numbers are ``TriageThresholds.lost_in_middle_*``."""
+    return position is not None and prompt_tokens >= min_tokens and start <= position <= end

@@ -71,5 +71,3 @@ class InputSettings:
     """The conflict verdict: logistic weights per feature (:data:`diagnose.inputs.conflict.FEATURES`)
     and the cut points of ``conflict.state``, fitted by ``scripts/calibrate-conflict`` by
     cross-validation on the three dev sets (``diagnose/inputs/conflict_calibration.json``)."""
-    long_context_tokens: int = 2000
-    """A prompt at least this long can lose its middle ("lost in the middle")."""

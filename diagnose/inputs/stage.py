@@ -120,11 +120,8 @@ def analyze_inputs(
         tier="read" if readings is not None else "static",
         stance=("assessed" if comparisons else "not_assessed") if yes_no else None,
     )
-    if members:
+    if members:  # whether it is lost in the middle is decided once the prompt's tokens are counted
         report.strongest_center_position = layout.center_position(prompt, texts, members[0], count_tokens)
-        report.lost_in_the_middle = layout.lost_in_the_middle(
-            report.strongest_center_position, report.prompt_tokens, settings.long_context_tokens
-        )
     return InputAnalysis(report, emb, qvec, center_answers, projection, claim_emb)
 
 

@@ -27,7 +27,6 @@ import msgspec
 from diagnose.case import Case
 from diagnose.inputs import InputAnalysis
 from diagnose.inputs.embed import Embedder
-from diagnose.inputs.settings import InputSettings
 from diagnose.prompt import build_messages
 from diagnose.report import (
     SEVERITY_RANK, Finding, Repair, RepairAnswer, RepairOverview, RepairRun, RepairTest, SamplingReport,
@@ -108,7 +107,6 @@ def run_repairs(
     seed_offset: int = 0,
     progress: Progress | None = None,
     settings: Settings = Settings(),
-    long_context_tokens: int = InputSettings.long_context_tokens,
     sampling_settings: SamplingSettings = SamplingSettings(),
 ) -> RepairOutcome:
     """Propose, sample, compare and judge every candidate repair of ``case`` (see the module docstring).
@@ -144,7 +142,7 @@ def run_repairs(
         done.findings = triage(TriageContext(
             case=candidate.case,
             inputs=candidate_inputs(analysis.report, candidate.case, counter.count_tokens, done.prompt_tokens,
-                                    long_context_tokens),
+                                    thresholds),
             sampling=done.sampling, environment=environment, thresholds=thresholds))
         spent += cost
         sampled.append(done)

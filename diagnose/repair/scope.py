@@ -18,9 +18,11 @@ import msgspec
 
 from diagnose.case import Case
 from diagnose.inputs.instructions import instruction_conflicts
-from diagnose.inputs.layout import center_position, delimiter_issue, lost_in_the_middle
+from diagnose.inputs.layout import center_position, delimiter_issue
 from diagnose.prompt import flat_prompt
 from diagnose.report import Conflict, GravityCenter, InputReport
+from diagnose.triage.input_rules import lost_in_the_middle_at
+from diagnose.triage.thresholds import TriageThresholds
 
 
 def candidate_inputs(
@@ -28,7 +30,7 @@ def candidate_inputs(
     case: Case,
     count_tokens: Callable[[str], int] | None,
     prompt_tokens: int,
-    long_context_tokens: int,
+    thresholds: TriageThresholds,
 ) -> InputReport:
     """The input report of ``case`` (a candidate) derived from the original case's report."""
     ids = [d.id for d in case.documents]
@@ -64,5 +66,5 @@ def candidate_inputs(
         instruction_conflicts=instruction_conflicts(case.system, case.template),
         delimiter_issue=delimiter_issue(texts, case.template, prompt),
         strongest_center_position=position,
-        lost_in_the_middle=lost_in_the_middle(position, prompt_tokens, long_context_tokens),
+        lost_in_the_middle=lost_in_the_middle_at(position, prompt_tokens, thresholds),
     )

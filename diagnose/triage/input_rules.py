@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from diagnose.inputs import layout
 from diagnose.triage.context import Flag, TriageContext
+from diagnose.triage.thresholds import TriageThresholds
 
 
 def competing_centers(ctx: TriageContext) -> Flag | None:
@@ -83,9 +85,7 @@ def lost_in_the_middle(ctx: TriageContext) -> Flag | None:
     position = getattr(ctx.inputs, "strongest_center_position", None)
     tokens = ctx.inputs.prompt_tokens
     t = ctx.thresholds
-    if position is None or tokens < t.lost_in_middle_tokens:
-        return None
-    if not t.lost_in_middle_start <= position <= t.lost_in_middle_end:
+    if not lost_in_the_middle_at(position, tokens, t):
         return None
     return Flag(
         "info",
@@ -94,3 +94,10 @@ def lost_in_the_middle(ctx: TriageContext) -> Flag | None:
         "The strongest evidence sits in the middle of a long context, where models attend "
         "least. Put the most relevant documents first or last.",
     )
+
+
+def lost_in_the_middle_at(position: float | None, prompt_tokens: int, t: TriageThresholds) -> bool:
+    """:func:`diagnose.inputs.layout.lost_in_the_middle` with the triage thresholds: what the
+    finding fires on and the report's ``input.lost_in_the_middle`` says."""
+    return layout.lost_in_the_middle(position, prompt_tokens, t.lost_in_middle_tokens, t.lost_in_middle_start,
+                                     t.lost_in_middle_end)

@@ -33,6 +33,7 @@ def test_center_position_and_lost_in_the_middle():
     mid = center_position(prompt, docs, [1], None)
     assert abs(mid - 0.5) < 0.05
     assert center_position(prompt, docs, [0], None) < 0.2
-    assert lost_in_the_middle(mid, 5000, 2000)
-    assert not lost_in_the_middle(mid, 500, 2000)
+    assert lost_in_the_middle(mid, 5000, 2000, 0.25, 0.75)
+    assert not lost_in_the_middle(mid, 500, 2000, 0.25, 0.75)
+    assert lost_in_the_middle(0.25, 2000, 2000, 0.25, 0.75) and lost_in_the_middle(0.75, 2000, 2000, 0.25, 0.75)
     assert center_position(None, docs, [0], None) is None

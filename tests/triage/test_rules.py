@@ -527,3 +527,13 @@ def test_sampler_portability_notes(sampling: dict[str, Any], engines: set[str]) 
                                          "top_p": spec.top_p, "repetition_penalty": spec.repetition_penalty}
     if "OpenAI" in engines:
         assert f"top_k={spec.top_k}" in flag.evidence["differences"]["OpenAI"]
+
+
+@pytest.mark.parametrize("position", [0.2, 0.25, 0.5, 0.75, 0.8, None])
+@pytest.mark.parametrize("tokens", [T.lost_in_middle_tokens - 1, T.lost_in_middle_tokens])
+def test_the_report_field_and_the_finding_decide_lost_in_the_middle_alike(position, tokens) -> None:
+    from diagnose.triage.input_rules import lost_in_the_middle_at
+
+    inputs = make_inputs(strongest_center_position=position, prompt_tokens=tokens)
+    fired = input_rules.lost_in_the_middle(make_ctx(inputs=inputs)) is not None
+    assert lost_in_the_middle_at(position, tokens, T) == fired
