@@ -418,7 +418,7 @@ def read_measure(m: str, lit: re.Match, yen: str) -> Measure | None:
     if multi and (unit := resolve_unit(_MULTIWORD_FORMS[multi.group(1).lower()])):
         meas.unit, meas.end = unit, multi.end()  # "100 degrees Celsius", "600 requests per minute"
         return meas
-    token = _UNIT_TOKEN.match(m, meas.end)
+    token = _UNIT_TOKEN.match(m, meas.end) or _hyphenated_unit(m, meas.end)
     if token:
         unit, end = resolve_unit(token["u"]), token.end()
         if unit is None and token["den"]:
@@ -428,6 +428,17 @@ def read_measure(m: str, lit: re.Match, yen: str) -> Measure | None:
             if unit.label == "volt" and (acdc := _ACDC.match(m, end)):
                 meas.end = acdc.end()
     return meas
+
+
+#: A compound adjective's measure word: "16-week", "two-year", "30-day" (lowercase, 3+ letters,
+#: so "10-K" or "3-D" stay plain numbers).
+_HYPHEN_WORD = re.compile(r"-(?=[a-z]{3,}(?![A-Za-z0-9-]))")
+
+
+def _hyphenated_unit(m: str, end: int) -> re.Match | None:
+    """The unit token after a hyphen glued to the number, as :data:`_UNIT_TOKEN` would match it."""
+    hyphen = _HYPHEN_WORD.match(m, end)
+    return _UNIT_TOKEN.match(m, hyphen.end()) if hyphen else None
 
 
 def _money_rate(m: str, meas: Measure) -> None:

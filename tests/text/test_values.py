@@ -409,3 +409,23 @@ def test_normalise_text_is_idempotent():
 
 def test_an_ordinal_is_not_an_amount():
     assert [v.span for v in extract_values("入职第一年的员工，年假共5个工作日。")] == ["5个工作日"]
+
+
+@pytest.mark.parametrize("compound, plain", [
+    ("a two-year warranty", "a warranty of 2 years"),
+    ("16-week paid leave", "sixteen weeks of paid leave"),
+    ("a 30-day window", "a window of 30 days"),
+])
+def test_a_hyphenated_measure_is_the_same_value_as_its_plain_form(compound, plain):
+    (a,), (b,) = extract_values(compound), extract_values(plain)
+    assert a.kind == "quantity" and same_value(a, b)
+
+
+def test_hyphenated_measures_that_differ_are_comparable_and_different():
+    (two,), (one,) = extract_values("a two-year warranty"), extract_values("covered for 1 year")
+    assert comparable(two, one) and not same_value(two, one)
+
+
+@pytest.mark.parametrize("text", ["Form 10-K", "a 3-D model", "a 5-star review"])
+def test_a_hyphen_before_a_non_unit_or_a_letter_code_keeps_a_plain_number(text):
+    assert [v.kind for v in extract_values(text)] == ["number"]
