@@ -675,7 +675,11 @@ def test_a_frozen_database_gives_fast_503s_and_recovery_is_immediate(postgres_ur
     from api.db.migrate import upgrade
     from api.settings import DatabaseTimeouts
 
+    import psycopg
+
     upgrade(postgres_url)
+    with psycopg.connect(postgres_url, autocommit=True) as conn:  # no keys left by other tests
+        conn.execute("TRUNCATE sessions, api_keys CASCADE")
     target = urlsplit(postgres_url)
     proxy = _FreezingProxy((target.hostname, target.port or 5432))
     url = postgres_url.replace(target.netloc, f"{target.username}@127.0.0.1:{proxy.port}")
