@@ -85,12 +85,14 @@ class SessionController(Controller):
 
 
 def cross_site(request: Request) -> bool:
-    """Whether the browser says the form was posted from another site: ``Sec-Fetch-Site``, or an
-    ``Origin`` other than this host. Clients that send neither (curl, scripts) are not browsers."""
-    if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
-        return True
+    """Whether the browser says the form was posted from another site: by ``Sec-Fetch-Site``
+    (every current browser sends it), else by an ``Origin`` naming another host. ``Origin:
+    null`` decides nothing: the pages' ``no-referrer`` policy makes browsers send it for their
+    own form. Clients that send neither (curl, scripts) are not browsers."""
+    fetch_site = request.headers.get("sec-fetch-site")
+    if fetch_site is not None:
+        return fetch_site not in ("same-origin", "none")
     origin = request.headers.get("origin")
-    if origin is None:
+    if origin is None or origin == "null":
         return False
-    return origin == "null" or urlsplit(origin).netloc.lower() != request.headers.get("host", "").lower()
-
+    return urlsplit(origin).netloc.lower() != request.headers.get("host", "").lower()

@@ -48,8 +48,10 @@ def _fuzz_app():
     # file in a temporary directory, migrated in ~0.1 s; the directory goes with the process.
     url = f"sqlite:///{Path(_DIRECTORY.name) / 'service.db'}"
     # Hundreds of requests from one address with no worker: lift the per-client rate limit and
-    # the queue capacity, or the fuzzer ends up testing the documented 429/503 (test_concurrency does).
-    settings_ = replace(service_settings(url, capacity=1_000_000), auth=AuthSettings(default_rate_limit="100000/minute"))
+    # the queue capacity (in diagnoses and in tokens), or the fuzzer ends up testing the documented
+    # 429/503 (test_concurrency and test_hostile do), and its examples stop being replayable.
+    settings_ = replace(service_settings(url, capacity=1_000_000, cost_capacity=10**12),
+                        auth=AuthSettings(default_rate_limit="100000/minute"))
     return create_app(settings_, queue=ListQueue(), inline=FakeInline())
 
 
