@@ -11,6 +11,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from diagnose.report import Report
+from diagnose.verdict_lines import basis_lines
 
 _VERDICT_STYLE = {"ok": "bold green", "warn": "bold yellow", "fail": "bold red"}
 _SEVERITY_STYLE = {"info": "cyan", "warn": "yellow", "fail": "red"}
@@ -68,6 +69,8 @@ class Console:
         o = self.out
         style = _VERDICT_STYLE[report.verdict]
         o.print(f"\n[bold]{report.case_id}[/]  verdict: [{style}]{report.verdict.upper()}[/]")
+        for line in basis_lines(report):
+            o.print(line, markup=False, highlight=False)
         inp = report.input
         conflict = inp.conflict
         o.print(
