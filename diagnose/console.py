@@ -69,7 +69,7 @@ class Console:
         o = self.out
         style = _VERDICT_STYLE[report.verdict]
         o.print(f"\n[bold]{report.case_id}[/]  verdict: [{style}]{report.verdict.upper()}[/]")
-        for line in basis_lines(report):
+        for line in basis_lines(report.to_dict()):
             o.print(line, markup=False, highlight=False)
         inp = report.input
         conflict = inp.conflict
@@ -105,7 +105,7 @@ class Console:
     def _runs_table(report: Report) -> Table:
         table = Table(title="sampling", title_justify="left")
         for column in ("T", "n", "1st-tok div", "entropy", "ppl", "repeat", "sem. entropy",
-                       "comply", "trunc", "center pull"):
+                       "comply", "trunc", "answers", "center pull"):
             table.add_column(column, justify="right" if column != "center pull" else "left")
         for run in report.sampling.runs if report.sampling else []:
             pull = ", ".join(f"{c} {f:.2f}" for c, f in run.center_pull.items() if f > 0)
@@ -113,9 +113,16 @@ class Console:
                 f"{run.temperature:g}", str(run.n), f"{run.first_token_divergence:.2f}",
                 _num(run.mean_entropy, ".2f"), _num(run.perplexity, ".1f"), f"{run.repetition_rate:.2f}",
                 f"{run.semantic_entropy:.2f}", f"{run.compliance_rate:.2f}",
-                f"{run.truncation_rate:.2f}", pull,
+                f"{run.truncation_rate:.2f}", _answers(run.answer_kinds), pull,
             )
         return table
+
+
+def _answers(kinds: dict[str, int]) -> str:
+    """How many samples answer, and how many answer something else (``TemperatureRun.answer_kinds``)."""
+    if not kinds:
+        return "-"
+    return f"{kinds.get('answer', 0)}" + (f" ({kinds['other']} other)" if kinds.get("other") else "")
 
 
 def _num(value: float | None, spec: str) -> str:

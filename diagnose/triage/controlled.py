@@ -118,7 +118,7 @@ def _decided(finding: Finding, tests: list[_Tested], family: int, control: Contr
         "attributed": attributed, "alpha": settings.alpha, "tests_in_family": family, "tests": rows}}
     advice = finding.advice
     if attributed == "model":
-        advice = f"Compared with {control.description} (same model, seeds and settings): {MODEL_ADVICE[finding.rule]}"
+        advice = f"Compared with {control.description} (same model, seeds and settings). {MODEL_ADVICE[finding.rule]}"
     elif attributed == "inconclusive":
         advice = (f"Worse than with {control.description}, but not significantly at these seeds (more seeds "
                   f"would tell). {advice}")
