@@ -176,6 +176,8 @@ class ControlRun(msgspec.Struct, kw_only=True):
     variant: Literal["dominant_center", "no_documents"]
     description: str
     documents: list[str]
+    center: str | None = None
+    """The gravity center the control keeps (None: no documents)."""
     runs: list[TemperatureRun]
     """One per temperature of the main run, measured against the full case's centers."""
     wall_seconds: float = 0.0

@@ -65,8 +65,9 @@ def run_control(
                     checker, settings)
         for t in case.sampling.temperatures
     ]
+    kept = sorted(analysis.report.gravity_centers, key=lambda c: -c.mass)[0].id if name == "dominant_center" else None
     control = ControlRun(
-        variant=name, description=DESCRIPTIONS[name], documents=[d.id for d in variant.documents], runs=runs,
+        variant=name, description=DESCRIPTIONS[name], documents=[d.id for d in variant.documents], center=kept, runs=runs,
         wall_seconds=round(time.perf_counter() - started, 3),
     )
     return control, traces

@@ -5,7 +5,8 @@ or run past the budget) is compared with the control run
 (:mod:`diagnose.sampling.controls`): same model, seeds and settings, the context
 reduced to one consistent center or to no documents. Each metric behind the finding
 is tested full context against control with the nightly gate's tests (Fisher's exact
-test on rates, the stratified bootstrap on spread metrics; :mod:`diagnose.repair.significance`),
+test on rates, the stratified bootstrap on spread metrics; :mod:`diagnose.repair.significance`;
+the split by the share of samples following a center the control left out, :data:`COMPETING_PULL`),
 Bonferroni-corrected over every metric tested in the report. Then the finding is
 
 * the prompt's: some metric is worse with the full context by at least its minimum
@@ -27,11 +28,19 @@ import msgspec
 
 from diagnose.report import SEVERITY_RANK, ControlRun, Finding, SamplingReport
 from diagnose.repair.measures import METRICS, Side
-from diagnose.repair.significance import Settings, bonferroni, compare
+from diagnose.nightly.stats import proportion_test
+from diagnose.repair.significance import Outcome, Settings, bonferroni, compare
+from diagnose.sampling.pull import NONE
 from diagnose.sampling.engine import Trace
 
+COMPETING_PULL = "competing_pull"
+"""The split's metric: the share of samples that follow a center other than the control's (and
+not "none"). Unlike ``center_split`` it does not count samples that follow no center, which a
+weak model gives with or without the competing documents."""
+COMPETING_MIN_CHANGE = METRICS["center_split"].min_change
+
 CONTROLLED: dict[str, tuple[str, ...]] = {
-    "sampling.split_center_pull": ("center_split",),
+    "sampling.split_center_pull": (COMPETING_PULL,),
     "sampling.weak_pull": ("semantic_entropy", "first_token_divergence"),
     "sampling.strong_pull": ("repetition_rate",),
     "length.truncated": ("truncation_rate",),
@@ -57,6 +66,9 @@ MODEL_ADVICE: dict[str, str] = {
 class _Tested:
     rule: str
     metric: str
+    test: str
+    better: int
+    min_change: float
     before: float
     after: float
     diff: float
@@ -72,9 +84,16 @@ def decide(findings: Sequence[Finding], sampling: SamplingReport, traces: Sequen
     tested: list[_Tested] = []
     for finding in findings:
         for name in CONTROLLED.get(finding.rule, ()):
-            outcome = compare(METRICS[name], pairs, settings) if pairs else None
+            if name == COMPETING_PULL:
+                outcome = _competing_pull(pairs, control.center) if pairs and control.center else None
+                test, better, least = "fisher_exact", -1, COMPETING_MIN_CHANGE
+            else:
+                metric = METRICS[name]
+                outcome = compare(metric, pairs, settings) if pairs else None
+                test, better, least = metric.test, metric.better, metric.min_change
             if outcome is not None:
-                tested.append(_Tested(finding.rule, name, outcome.before, outcome.after, outcome.diff, outcome.p))
+                tested.append(_Tested(finding.rule, name, test, better, least, outcome.before, outcome.after,
+                                      outcome.diff, outcome.p))
     return [_decided(f, [t for t in tested if t.rule == f.rule], len(tested), control, settings)
             if f.rule in CONTROLLED else f for f in findings]
 
@@ -93,15 +112,26 @@ def _pairs(sampling: SamplingReport, traces: Sequence[Trace], control: ControlRu
     return out
 
 
+def _competing_pull(pairs: list[tuple[Side, Side]], center: str) -> Outcome | None:
+    """Control against full context: samples following a center other than ``center`` (not "none")."""
+    def count(sides: list[Side]) -> tuple[int, int]:
+        followed = [s.get("center", NONE) for side in sides for s in side.run.get("samples") or []]
+        return sum(c not in (center, NONE) for c in followed), len(followed)
+
+    (kb, nb), (ka, na) = count([c for c, _ in pairs]), count([f for _, f in pairs])
+    if not nb or not na:
+        return None
+    return Outcome(kb / nb, ka / na, ka / na - kb / nb, proportion_test(kb, nb, ka, na))
+
+
 def _decided(finding: Finding, tests: list[_Tested], family: int, control: ControlRun, settings: Settings) -> Finding:
     rows = []
     for t in tests:
-        metric = METRICS[t.metric]
-        worse_by = t.diff * -metric.better
-        rows.append({"metric": t.metric, "test": metric.test, "full_context": round(t.after, 4),
-                     "control": round(t.before, 4), "diff": round(t.diff, 4), "min_change": metric.min_change,
+        worse_by = t.diff * -t.better
+        rows.append({"metric": t.metric, "test": t.test, "full_context": round(t.after, 4),
+                     "control": round(t.before, 4), "diff": round(t.diff, 4), "min_change": t.min_change,
                      "p": round(t.p, 4), "p_adjusted": round(bonferroni(t.p, family), 4),
-                     "worse_by_min_change": worse_by >= metric.min_change})
+                     "worse_by_min_change": worse_by >= t.min_change})
     if not rows:
         attributed = "untested"
     elif any(r["worse_by_min_change"] and r["p_adjusted"] < settings.alpha for r in rows):
@@ -115,6 +145,7 @@ def _decided(finding: Finding, tests: list[_Tested], family: int, control: Contr
                 else finding.severity}[attributed]
     evidence = {**finding.evidence, "control": {
         "variant": control.variant, "description": control.description, "documents": control.documents,
+        "center": control.center,
         "attributed": attributed, "alpha": settings.alpha, "tests_in_family": family, "tests": rows}}
     advice = finding.advice
     if attributed == "model":

@@ -32,7 +32,8 @@ def test_the_split_is_the_prompts_and_the_truncation_the_models():
     split = _finding(report, "sampling.split_center_pull")
     assert split.severity == "fail" and split.evidence["control"]["attributed"] == "prompt"
     [test] = split.evidence["control"]["tests"]
-    assert test["metric"] == "center_split" and test["p_adjusted"] < 0.05 and test["control"] == 0.0
+    assert test["metric"] == "competing_pull" and test["p_adjusted"] < 0.05 and test["control"] == 0.0
+    assert split.evidence["control"]["center"] == "c1"
     cut = _finding(report, "length.truncated")
     assert cut.severity == "info" and cut.evidence["control"]["attributed"] == "model"
     assert "same model, seeds and settings" in cut.advice
