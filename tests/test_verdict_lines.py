@@ -33,3 +33,11 @@ def test_an_uncontrolled_run_says_so():
     report, _ = _run(_case("1937", "1937", "1952", stand_in=False), controls=False)
     lines = basis_lines(report.to_dict())
     assert lines[-1].startswith("uncontrolled:") and not any(x.startswith("stand-in") for x in lines)
+
+
+def test_junit_lines_open_with_the_verdict_and_what_set_it():
+    from diagnose.nightly.junit import key_metrics
+
+    report, _ = _run(_case("1937", "1937", "1952"))
+    lines = key_metrics(report.to_dict())
+    assert lines[0] == "verdict: fail" and lines[1].startswith("set by sampling.split_center_pull")
