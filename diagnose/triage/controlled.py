@@ -7,7 +7,9 @@ reduced to one consistent center or to no documents. Each metric behind the find
 is tested full context against control with the nightly gate's tests (Fisher's exact
 test on rates, the stratified bootstrap on spread metrics; :mod:`diagnose.repair.significance`;
 the split by the share of samples following a center the control left out, :data:`COMPETING_PULL`),
-Bonferroni-corrected over every metric tested in the report. Then the finding is
+Bonferroni-corrected over every metric tested in the report; a finding about one run
+(the split's, the coolest run's wobble) is tested on that temperature alone, the others
+pooled over temperatures. Then the finding is
 
 * the prompt's: some metric is worse with the full context by at least its minimum
   change, significantly; the finding keeps its severity;
@@ -80,9 +82,12 @@ def decide(findings: Sequence[Finding], sampling: SamplingReport, traces: Sequen
     """``findings`` with each one of :data:`CONTROLLED` decided against ``control`` (module docstring).
 
     ``traces`` / ``control_traces``: the main run's and the control's decoded rows."""
-    pairs = _pairs(sampling, traces, control, control_traces)
+    every = _pairs(sampling, traces, control, control_traces)
     tested: list[_Tested] = []
     for finding in findings:
+        # A finding about one run (the split's, the coolest run's wobble) is tested on that run alone.
+        at = finding.evidence.get("temperature")
+        pairs = [pair for pair in every if at is None or pair[1].run["temperature"] == at]
         for name in CONTROLLED.get(finding.rule, ()):
             if name == COMPETING_PULL:
                 outcome = _competing_pull(pairs, control.center) if pairs and control.center else None
