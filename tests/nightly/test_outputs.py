@@ -149,3 +149,10 @@ def test_markdown_all_passing() -> None:
     md = render_markdown(result)
     assert "✅ gate passed" in md and "### Details" not in md
     assert json.dumps(md)  # plain text
+
+
+def test_markdown_verdict_names_the_finding_that_set_it() -> None:
+    result = make_result()
+    result.run.inline_reports["wobbly"]["basis"] = {"deciding": "length.truncated", "controlled": True}
+    wobbly = next(r for r in render_markdown(result).splitlines() if r.startswith("| wobbly"))
+    assert "ok → warn (set by length.truncated)" in wobbly
