@@ -105,6 +105,10 @@ class Case(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     constraints: list[Constraint] = []
     model: str = "default"
     """``default`` (the embedded model), a Hugging Face model directory or a GGUF file."""
+    stand_in: bool | None = None
+    """Extension: whether ``model`` stands in for the model the prompt is served with (its own
+    behaviour is then reported as ``info``). None: the embedded default is a stand-in, any other
+    model is the user's own."""
     tags: list[str] = []
     """Extension: labels to select subsets of a prompt library (``nightly --tag``)."""
 

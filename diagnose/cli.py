@@ -123,10 +123,12 @@ def inputs(case: Path, out: Path | None, read: bool, fail_on: str) -> int:
 @click.option("--static", is_flag=True, help="Make the centers from the text alone, without the sampled model reading each document first.")
 @click.option("--repair", is_flag=True, help="Try the changes the findings call for, one at a time: re-sample each with the same seeds and report which ones verifiably fix the wobble (`repairs`).")
 @click.option("--repair-budget", type=click.IntRange(min=0), metavar="N", help="With --repair: samples the candidates may draw in all (default: 4 x seeds x temperatures); candidates past it are listed as skipped.")
+@click.option("--no-controls", is_flag=True, help="Skip the control run (the context reduced to its dominant center, or to no documents, on the same seeds): about half the sampling time, but the verdict is then uncontrolled.")
 @fail_on_option("never", "the verdict")
 def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, ablation: bool,
         baseline_path: Path | None, server: str | None, server_model: str | None, framework: str,
-        min_p: float | None, server_concurrency: int, static: bool, repair: bool, repair_budget: int | None, fail_on: str) -> int:
+        min_p: float | None, server_concurrency: int, static: bool, repair: bool, repair_budget: int | None,
+        no_controls: bool, fail_on: str) -> int:
     """The whole pipeline: input stage, sampling on the case's model, triage.
 
     Before sampling, the same model reads each document alone (the read tier),
@@ -154,7 +156,7 @@ def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, a
     with console.progress() as progress:
         report = _diagnoser(progress, settings).run(
             parsed, ablation=ablation, baseline_environment=baseline, remote=remote, read=not static,
-            repair=repair, repair_budget=repair_budget,
+            repair=repair, repair_budget=repair_budget, controls=not no_controls,
         )
     outputs: dict[Path, str] = {}
     if out:

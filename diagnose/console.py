@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from diagnose.report import Report
+from diagnose.verdict_lines import basis_lines
 
 _VERDICT_STYLE = {"ok": "bold green", "warn": "bold yellow", "fail": "bold red"}
 _SEVERITY_STYLE = {"info": "cyan", "warn": "yellow", "fail": "red"}
@@ -120,6 +121,8 @@ class Console:
         o = self.out
         style = _VERDICT_STYLE[report.verdict]
         o.print(f"\n[bold]{report.case_id}[/]  verdict: [{style}]{report.verdict.upper()}[/]")
+        for line in basis_lines(report.to_dict()):
+            o.print(line, markup=False, highlight=False)
         inp = report.input
         conflict = inp.conflict
         o.print(
@@ -161,6 +164,7 @@ class Console:
                 f"{run.temperature:g}", str(run.n), f"{run.first_token_divergence:.2f}",
                 _num(run.mean_entropy, ".2f"), _num(run.perplexity, ".1f"), f"{run.repetition_rate:.2f}",
                 f"{run.semantic_entropy:.2f}", f"{run.compliance_rate:.2f}", f"{run.truncation_rate:.2f}",
+                _answers(run.answer_kinds),
             )
         return table
 
@@ -168,7 +172,7 @@ class Console:
 _RUNS_COLUMNS = (
     ("T", "temperature"), ("n", "samples"), ("div", "first-token divergence"), ("H", "mean entropy (nats)"),
     ("ppl", "perplexity"), ("rep", "repetition rate"), ("semH", "semantic entropy (nats)"),
-    ("ok", "compliance rate"), ("trunc", "truncation rate"),
+    ("ok", "compliance rate"), ("trunc", "truncation rate"), ("ans", "samples that answer (other: answer something else)"),
 )
 _RUNS_LEGEND = ", ".join(f"{short}: {long}" for short, long in _RUNS_COLUMNS[2:])
 
@@ -194,6 +198,13 @@ def _clip(label: str) -> str:
 
 def _share(share: float) -> str:
     return "1" if share >= 0.995 else f"{share:.2f}".lstrip("0")
+
+
+def _answers(kinds: dict[str, int]) -> str:
+    """How many samples answer, and how many answer something else (``TemperatureRun.answer_kinds``)."""
+    if not kinds:
+        return "-"
+    return f"{kinds.get('answer', 0)}" + (f" ({kinds['other']} other)" if kinds.get("other") else "")
 
 
 def _num(value: float | None, spec: str) -> str:

@@ -10,7 +10,7 @@ from diagnose.environment import fingerprint
 from diagnose.inputs import InputAnalysis, analyze_inputs
 from diagnose.models import ModelRegistry
 from diagnose.prompt import build_messages, flat_prompt
-from diagnose.report import Report, SamplingReport, verdict_of
+from diagnose.report import Report, SamplingReport, VerdictBasis, deciding_finding, verdict_of
 from diagnose.settings import Settings
 from diagnose.triage import DeterminismCheck, TriageContext, triage
 from diagnose.triage.input_rules import lost_in_the_middle_at
@@ -109,6 +109,7 @@ class Diagnoser:
         read: bool = True,
         repair: bool = False,
         repair_budget: int | None = None,
+        controls: bool = True,
     ) -> Report:
         """The whole pipeline on the case's model.
 
@@ -119,6 +120,9 @@ class Diagnoser:
         moves every sample's seed (0: sample ``i`` uses seed ``i``). ``read`` (the
         default) lets the same backend read each document alone for the input
         stage, so the model that is sampled is the one that makes the centers.
+        ``controls`` (the default) also samples the control (:mod:`diagnose.sampling.controls`)
+        and decides each sampling finding that blames the context against it
+        (:mod:`diagnose.triage.controlled`); without, the verdict is uncontrolled.
         ``repair`` then re-samples each candidate repair the findings call for, with
         the same seeds on the same backend, within ``repair_budget`` samples (None:
         ``diagnose.repair.default_budget``), and reports each one's verdict (``repairs``).
@@ -164,13 +168,24 @@ class Diagnoser:
             sampling.ablation = run_ablation(
                 case, backend, self.registry.embedder(), analysis, sampling.runs, settings=self.settings.sampling
             )
+        control = None
+        if controls:
+            from diagnose.sampling.controls import run_control
+
+            self.progress.phase(f"control ({rows} rows, the same seeds)")
+            sampling.control, control_traces = run_control(
+                case, backend, self.registry.prompt_counter(case.model).chat_ids, self.registry.embedder(),
+                analysis, seed_offset=seed_offset, settings=self.settings.sampling,
+            )
+            control = (traces, control_traces)
         environment = fingerprint(backend.identity, self.registry.embedder_identity(), backend.name)
         if remote:
             environment["framework"] = remote.semantics
             environment.update(server={"base_url": remote.base_url, **{
                 key: remote.identity.get(key) for key in ("server_model", "served", "system_fingerprint")}},
                 threads=None)  # the server's threads, not this process's, produced the samples
-        report = self._report(case, analysis, sampling, environment, determinism, baseline_environment)
+        report = self._report(case, analysis, sampling, environment, determinism, baseline_environment,
+                              control=control, remote=remote is not None)
         if repair:
             report = self._repair(report, case, analysis, traces, backend, seed_offset, repair_budget)
         return report
@@ -200,7 +215,12 @@ class Diagnoser:
         environment: dict,
         determinism: DeterminismCheck | None,
         baseline_environment: dict | None = None,
+        control: tuple[list, list] | None = None,
+        remote: bool = False,
     ) -> Report:
+        """Triage, then (with a sampling run) the findings that blame the context decided against
+        the control (``control``: the main run's and the control's traces) and the stand-in's own
+        behaviour reported as such (:mod:`diagnose.triage.stand_in`)."""
         context = TriageContext(
             case=case,
             inputs=analysis.report,
@@ -211,6 +231,17 @@ class Diagnoser:
             baseline_environment=baseline_environment,
         )
         findings = triage(context)
+        stand_in = None
+        if sampling is not None:
+            from diagnose.triage.stand_in import as_stand_in, stand_in_reason
+
+            if control is not None and sampling.control is not None:
+                from diagnose.triage.controlled import decide
+
+                findings = decide(findings, sampling, control[0], sampling.control, control[1])
+            stand_in = stand_in_reason(case, remote)
+            findings = as_stand_in(findings, stand_in)
+        deciding = deciding_finding(findings)
         return Report(
             case_id=case.id,
             verdict=verdict_of(findings),
@@ -218,6 +249,8 @@ class Diagnoser:
             sampling=sampling,
             findings=findings,
             environment=environment,
+            basis=VerdictBasis(deciding=deciding.rule if deciding else None,
+                               controlled=sampling is not None and sampling.control is not None, stand_in=stand_in),
         )
 
 

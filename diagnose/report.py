@@ -121,6 +121,12 @@ class Sample(msgspec.Struct, kw_only=True):
     position: list[float] = []
     """Extension: the sample's embedding in the document map's 2-D frame (``DocumentView.position``);
     empty when there is no map frame (fewer than 2 documents) or the text has no embedding."""
+    answer: str = ""
+    """Extension: what the sample answers, as read by the input stage's extractor ("16 weeks" for
+    "16" where the documents answer in weeks); "" when it states no answer."""
+    answer_kind: Literal["answer", "other", "none"] = "none"
+    """Extension: ``answer`` (states an answer of the kind the documents give), ``other`` (answers
+    something else: another kind of value, or a list of the documents), ``none`` (free text)."""
 
 
 class Bifurcation(msgspec.Struct, kw_only=True):
@@ -156,6 +162,9 @@ class TemperatureRun(msgspec.Struct, kw_only=True):
     temperature_last_divergence: float = 0.0
     """Extension: share of generated positions where applying temperature last
     (llama.cpp, Ollama) would have kept a different candidate set."""
+    answer_kinds: dict[str, int] = {}
+    """Extension: how many samples give an answer, answer something else, or state none
+    (``Sample.answer_kind``); meaning clusters and center pull read the answers."""
 
 
 class AblationRun(msgspec.Struct, kw_only=True):
@@ -171,6 +180,21 @@ class AblationRun(msgspec.Struct, kw_only=True):
     center_pull: dict[str, float]
 
 
+class ControlRun(msgspec.Struct, kw_only=True):
+    """Extension: the control the sampling findings were decided against (``run``'s default):
+    the same model, seeds and settings on the context reduced to one consistent center."""
+
+    variant: Literal["dominant_center", "no_documents"]
+    description: str
+    documents: list[str]
+    center: str | None = None
+    """The gravity center the control keeps (None: no documents)."""
+    runs: list[TemperatureRun]
+    """One per temperature of the main run, measured against the full case's centers."""
+    wall_seconds: float = 0.0
+    """What the control cost (its sampling and measurement)."""
+
+
 class SamplingReport(msgspec.Struct, kw_only=True):
     runs: list[TemperatureRun]
     backend: str = "transformers"
@@ -179,6 +203,8 @@ class SamplingReport(msgspec.Struct, kw_only=True):
     """Extension: time spent sampling."""
     ablation: list[AblationRun] = []
     """Extension: context ablation runs, when asked for."""
+    control: ControlRun | None = None
+    """Extension: the control run (None with ``run --no-controls``: the verdict is uncontrolled)."""
 
 
 class Finding(msgspec.Struct, kw_only=True):
@@ -296,6 +322,18 @@ class RepairOverview(msgspec.Struct, kw_only=True):
     wall_seconds: float = 0.0
 
 
+class VerdictBasis(msgspec.Struct, kw_only=True):
+    """Extension: what the verdict rests on, for the summary's first lines."""
+
+    deciding: str | None
+    """Rule id of the finding that set the verdict (the first of the worst severity); None for ok."""
+    controlled: bool
+    """The sampling findings were decided against a control run (``sampling.control``); false with
+    ``run --no-controls`` (the verdict is then uncontrolled) and with ``inputs``."""
+    stand_in: str | None = None
+    """Why the sampled model stands in for the served one (its own behaviour is then ``info``), or None."""
+
+
 class Report(msgspec.Struct, kw_only=True):
     case_id: str
     verdict: Verdict
@@ -310,6 +348,8 @@ class Report(msgspec.Struct, kw_only=True):
     """Extension: candidates past the repair budget."""
     repair: RepairOverview | None = None
     """Extension: the repair run's budget, test family and headline; absent without ``--repair``."""
+    basis: VerdictBasis | None = None
+    """Extension: the deciding finding, whether the verdict is controlled, whether the model is a stand-in."""
 
     def to_dict(self) -> dict[str, Any]:
         data = msgspec.to_builtins(self)
@@ -329,6 +369,13 @@ def verdict_of(findings: list[Finding]) -> Verdict:
     if "fail" in severities:
         return "fail"
     return "warn" if "warn" in severities else "ok"
+
+
+def deciding_finding(findings: list[Finding]) -> Finding | None:
+    """The finding that set the verdict: the first (in checklist order) of the worst severity
+    above ``info``; None when the verdict is ok."""
+    worst = max((SEVERITY_RANK[f.severity] for f in findings), default=0)
+    return next((f for f in findings if SEVERITY_RANK[f.severity] == worst), None) if worst else None
 
 
 def write_atomic(path: str | os.PathLike[str], text: str) -> None:

@@ -20,6 +20,7 @@ from diagnose.html.centers import (
     GREY, PALETTE, LegendItem, MassPullTable, center_colors, document_map, mass_vs_pull, pull_groups,
 )  # fmt: skip
 from diagnose.report import Finding, InputReport, Report, SamplingReport, TemperatureRun
+from diagnose.verdict_lines import basis_lines
 
 METRICS = (
     "temperature", "n", "first_token_divergence", "mean_entropy", "perplexity",
@@ -152,6 +153,8 @@ class PageView:
     environment: list[KeyValue]
     repairs: RepairsView | None = None
     """The Repairs section (``run --repair``), else None."""
+    basis: list[str] = field(default_factory=list)
+    """What the verdict rests on, first the finding that set it (:func:`diagnose.verdict_lines.basis_lines`)."""
 
 
 def build_page(report: Report) -> PageView:
@@ -165,6 +168,7 @@ def build_page(report: Report) -> PageView:
         sampling=_sampling(report.sampling, report.input, colors) if report.sampling else None,
         environment=_key_values(report.environment),
         repairs=build_repairs(report),
+        basis=basis_lines(report.to_dict()),
     )
 
 

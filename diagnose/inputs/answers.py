@@ -22,6 +22,7 @@ from diagnose.inputs.claims import Claim
 from diagnose.inputs.stance import camps
 from diagnose.text.names import name_key, proper_names
 from diagnose.text.sentences import content_tokens, overlap
+from diagnose.text.value_classes import value_class
 from diagnose.text.values import Value, comparable, extract_values, same_value
 
 if TYPE_CHECKING:
@@ -45,15 +46,6 @@ class DocAnswer:
     value: Value | None = None
     strength: float = 0.0
     """How clearly the document states it (the claim's relevance; the stance's weight)."""
-
-
-def value_class(v: Value) -> tuple[str, str]:
-    """Values of one class answer the same kind of question (a year and a day are both
-    dates; "0–70 °C" and "85 °C" both temperatures)."""
-    kind = {"version": "number", "range": "quantity"}.get(v.kind, v.kind)
-    if v.kind == "range" and v.dimension in ("number", "percent"):
-        kind = v.dimension
-    return kind, v.dimension
 
 
 def measured_as(v: Value, dimensions: frozenset[str]) -> bool:

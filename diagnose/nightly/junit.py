@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, Any
 
 from diagnose.report import SEVERITY_RANK
+from diagnose.verdict_lines import basis_lines
 
 if TYPE_CHECKING:
     from diagnose.nightly import NightlyResult
@@ -35,6 +36,7 @@ def key_metrics(report: dict | None) -> list[str]:
     conflict = inp.get("conflict") or {}
     lines = [
         f"verdict: {report.get('verdict')}",
+        *basis_lines(report),
         f"input: {len(inp.get('gravity_centers') or [])} gravity center(s), "
         f"{len(inp.get('noise_documents') or [])} noise document(s), conflict "
         f"{'detected' if conflict.get('detected') else 'none'} (score {_num(conflict.get('score'))})",

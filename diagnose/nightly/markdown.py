@@ -100,9 +100,11 @@ def _verdict(result: "NightlyResult", case_id: str) -> str:
     current = result.run.case(case_id)
     now = current.verdict if current and current.verdict else (current.status if current else "?")
     before = result.baseline.case(case_id) if result.baseline else None
+    deciding = ((result.run.report(case_id) or {}).get("basis") or {}).get("deciding")
+    set_by = f" (set by {escape(deciding)})" if deciding else ""
     if before is not None and before.verdict and before.verdict != now:
-        return f"{escape(before.verdict)} → {escape(now)}"
-    return escape(now)
+        return f"{escape(before.verdict)} → {escape(now)}{set_by}"
+    return escape(now) + set_by
 
 
 def _timing(result: "NightlyResult") -> str:

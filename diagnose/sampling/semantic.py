@@ -12,10 +12,11 @@ import numpy as np
 from scipy.sparse import coo_array
 from scipy.sparse.csgraph import connected_components
 
+from diagnose.sampling.sample_answers import SampleAnswer, same_answer
 from diagnose.sampling.settings import SamplingSettings
 from diagnose.text.values import normalise_text
 
-__all__ = ["meaning_clusters"]
+__all__ = ["answer_clusters", "meaning_clusters", "split_clusters"]
 
 
 def meaning_clusters(
@@ -60,6 +61,41 @@ def meaning_clusters(
         rows.extend(linkable[near_a].tolist())
         cols.extend(linkable[near_b].tolist())
 
+    graph = coo_array((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(n, n))
+    _, labels = connected_components(graph, directed=False)
+    numbering: dict[int, int] = {}
+    return [numbering.setdefault(int(label), len(numbering)) for label in labels]
+
+
+def answer_clusters(
+    texts: Sequence[str], embeddings: np.ndarray, answers: Sequence[SampleAnswer],
+    threshold: float = SamplingSettings.meaning_similarity,
+) -> list[int]:
+    """Meaning clusters by what each sample answers (:mod:`diagnose.sampling.sample_answers`).
+
+    Samples with an answer share a cluster exactly when their answers say the same
+    (:func:`~diagnose.sampling.sample_answers.same_answer`, transitively); samples
+    without one (free text, or an answer to something else) are grouped among
+    themselves by :func:`meaning_clusters` and never join an answered sample.
+    Cluster ids are 0, 1, 2, ... in order of each cluster's first sample.
+    """
+    n = len(texts)
+    if len(answers) != n:
+        raise ValueError("need one answer per text")
+    answered = [i for i, a in enumerate(answers) if a.kind == "answer"]
+    rest = [i for i, a in enumerate(answers) if a.kind != "answer"]
+    rows, cols = list(range(n)), list(range(n))
+    for k, i in enumerate(answered):
+        for j in answered[k + 1:]:
+            if same_answer(answers[i], answers[j]):
+                rows.append(i)
+                cols.append(j)
+    if rest:
+        free = meaning_clusters([texts[i] for i in rest], np.asarray(embeddings)[rest], threshold)
+        first: dict[int, int] = {}
+        for i, label in zip(rest, free):
+            rows.append(first.setdefault(label, i))
+            cols.append(i)
     graph = coo_array((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(n, n))
     _, labels = connected_components(graph, directed=False)
     numbering: dict[int, int] = {}

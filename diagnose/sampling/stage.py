@@ -17,7 +17,8 @@ from diagnose.sampling.backend import Backend
 from diagnose.sampling.constraints import ConstraintChecker
 from diagnose.sampling.engine import StepCallback, Trace, decode_rows, rows_for
 from diagnose.sampling.pull import attribute_samples
-from diagnose.sampling.semantic import meaning_clusters, split_clusters
+from diagnose.sampling.sample_answers import answer_frame, read_answers
+from diagnose.sampling.semantic import answer_clusters, split_clusters
 from diagnose.sampling.settings import SamplingSettings
 from diagnose.triage.thresholds import TriageThresholds
 
@@ -96,8 +97,11 @@ def measure_run(
     embeddings = embedder.encode(texts) if texts else np.zeros((0, 1), dtype=np.float32)
     centers = analysis.report.gravity_centers
     doc_index = {doc.id: i for i, doc in enumerate(case.documents)}
+    frame = answer_frame(analysis.center_answers, [d.id for d in case.documents], case.document_format)
+    answers = read_answers(texts, frame, case.question)
     followed = attribute_samples(
-        texts,
+        # What a sample answers decides the center it follows, not the other values it mentions.
+        [a.text if a.kind == "answer" else text for a, text in zip(answers, texts)],
         embeddings,
         {c.id: [doc_index[d] for d in c.documents] for c in centers},
         analysis.center_answers,
@@ -107,7 +111,7 @@ def measure_run(
         claim_embeddings=analysis.claim_embeddings,
     )
     # Samples that follow different centers differ in meaning, however alike their wording.
-    clusters = split_clusters(meaning_clusters(texts, embeddings, settings.meaning_similarity), followed)
+    clusters = split_clusters(answer_clusters(texts, embeddings, answers, settings.meaning_similarity), followed)
     compliant, unknown = (checker or ConstraintChecker(case.constraints)).check(texts)
     undecided = ["compliance_rate", *(f"constraints[{i}]" for i in unknown)] if unknown else []
     positions = sample_positions(analysis, embeddings)
@@ -123,8 +127,11 @@ def measure_run(
             center=center,
             compliant=ok,
             position=position,
+            answer=answer.text,
+            answer_kind=answer.kind,
         )
-        for tr, text, cluster, center, ok, position in zip(traces, texts, clusters, followed, compliant, positions)
+        for tr, text, cluster, center, ok, position, answer
+        in zip(traces, texts, clusters, followed, compliant, positions, answers)
     ]
     return TemperatureRun(
         temperature=traces[0].row.temperature,
@@ -147,6 +154,7 @@ def measure_run(
         unavailable=unavailable + undecided,
         bifurcations=_bifurcations(backend, traces, settings.bifurcation_margin),
         temperature_last_divergence=round(metrics.order_divergence([tr.steps for tr in traces]), 4),
+        answer_kinds={kind: sum(a.kind == kind for a in answers) for kind in ("answer", "other", "none")},
     )
 
 

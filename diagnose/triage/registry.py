@@ -25,6 +25,7 @@ RULES: tuple[Rule, ...] = (
     Rule("sampling.repetition_penalty_high", "sampling", sampling_rules.repetition_penalty_high),
     Rule("sampling.context_pull", "sampling", sampling_rules.context_pull),
     Rule("sampling.constraint_timeout", "sampling", sampling_rules.constraint_timeout),
+    Rule("sampling.answers_elsewhere", "sampling", sampling_rules.answers_elsewhere),
     Rule("length.truncated", "length", length_rules.truncated),
     Rule("length.context_window", "length", length_rules.context_window),
     Rule("environment.nondeterministic", "environment", environment_rules.nondeterministic),

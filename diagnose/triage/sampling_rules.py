@@ -253,3 +253,21 @@ def constraint_timeout(ctx: TriageContext) -> Flag | None:
         "such as (a+)+, (.*)*, (\\w|\\d)+ or \\s*\\s*, anchor it, and bound repeats "
         "({0,40} rather than *).",
     )
+
+
+def answers_elsewhere(ctx: TriageContext) -> Flag | None:
+    """Samples that answer something else than the question: they state only values of
+    another kind than the documents' answers, or list the documents instead of answering
+    (``Sample.answer_kind == "other"``, :mod:`diagnose.sampling.sample_answers`)."""
+    runs = [r for r in ctx.runs_by_temperature() if r.answer_kinds.get("other")]
+    if not runs:
+        return None
+    examples = [s.text[:160] for r in runs for s in r.samples if s.answer_kind == "other"][:3]
+    return Flag(
+        "info",
+        {"other": {str(r.temperature): r.answer_kinds["other"] for r in runs},
+         "n": {str(r.temperature): r.n for r in runs}, "examples": examples},
+        "Some samples answer something else than the question: another kind of value than the "
+        "documents' answers, or a list of the documents. They count as their own meanings. Ask for "
+        "the answer itself (e.g. 'Answer with the number of weeks only').",
+    )

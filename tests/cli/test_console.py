@@ -33,9 +33,9 @@ def test_the_summary_fits_80_columns_with_whole_headings_and_one_line_rows():
     text = _summary(80, _two_center_report())
     assert max(len(line) for line in text.splitlines()) <= 80
     header = next(line for line in text.splitlines() if line.lstrip().startswith("T "))
-    assert header.split() == ["T", "n", "div", "H", "ppl", "rep", "semH", "ok", "trunc"]
+    assert header.split() == ["T", "n", "div", "H", "ppl", "rep", "semH", "ok", "trunc", "ans"]
     rows = [line.split() for line in text.splitlines() if line.lstrip().startswith(("0.2 ", "0.8 "))]
-    assert [len(row) for row in rows] == [9, 9]  # one line per run, nothing wrapped
+    assert [len(row) for row in rows] == [10, 10]  # one line per run, nothing wrapped
     flat = " ".join(text.split())
     assert "pull at T=0.2: opened in 1937 .50 · a much longer label about 1952 .38 · none .12" in flat
 

@@ -163,3 +163,10 @@ def test_a_failing_verdict_without_regression_fails_the_gate_and_says_so() -> No
     md = render_markdown(result)
     assert "gate failed (fail on: fail): 3 case(s) regressed against the baseline, 1 case(s) have a failing verdict" in md
     assert verdict_change(report("steady")) is None  # an "ok" verdict adds nothing
+
+
+def test_markdown_verdict_names_the_finding_that_set_it() -> None:
+    result = make_result()
+    result.run.inline_reports["wobbly"]["basis"] = {"deciding": "length.truncated", "controlled": True}
+    wobbly = next(r for r in render_markdown(result).splitlines() if r.startswith("| wobbly"))
+    assert "ok → warn (set by length.truncated)" in wobbly

@@ -49,8 +49,8 @@ def test_run_with_repair_reports_verified_repairs_best_first():
     check_repairs(data)
     assert data["repairs"][0]["verdict"] == "fixes"
     assert data["repair"]["budget"] == 4 * 16 * 2
-    # The original run, the determinism check's single row, then one prefill per sampled candidate.
-    assert registry.backend.prefills == 2 + len(data["repairs"])
+    # The original run, the determinism check's single row, the control, then one prefill per sampled candidate.
+    assert registry.backend.prefills == 3 + len(data["repairs"])
     split = next(f for f in data["findings"] if f["rule"] == "sampling.split_center_pull")
     assert split["evidence"]["verified"]["repair"] == data["repairs"][0]["id"]
     # The verdict is the original's: a repair is advice, not a new diagnosis.

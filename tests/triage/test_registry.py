@@ -63,7 +63,8 @@ def loud_context() -> TriageContext:
         prompt_tokens=2000, context_window=2200,
         instruction_conflicts=[["Be brief.", "Explain in detail."]],
         delimiter_issue="documents are concatenated", strongest_center_position=0.5)
-    runs = [_run(0.7, repetition_rate=0.3, truncation_rate=0.25, unavailable=["compliance_rate", "constraints[0]"]),
+    runs = [_run(0.7, repetition_rate=0.3, truncation_rate=0.25, unavailable=["compliance_rate", "constraints[0]"],
+                 answer_kinds={"answer": 6, "other": 2, "none": 0}),
             _run(0.2, semantic_entropy=1.2, first_token_divergence=0.75, repetition_rate=0.5,
                  truncation_rate=0.625, center_pull={"c1": 0.5, "c2": 0.375, "none": 0.125})]
     ablation = [

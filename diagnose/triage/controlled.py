@@ -1,0 +1,161 @@
+"""Sampling findings decided against the control: is it the prompt, or the model?
+
+A finding that blames the context (the outputs split between centers, wobble, loop
+or run past the budget) is compared with the control run
+(:mod:`diagnose.sampling.controls`): same model, seeds and settings, the context
+reduced to one consistent center or to no documents. Each metric behind the finding
+is tested full context against control with the nightly gate's tests (Fisher's exact
+test on rates, the stratified bootstrap on spread metrics; :mod:`diagnose.repair.significance`;
+the split by the share of samples following a center the control left out, :data:`COMPETING_PULL`),
+Bonferroni-corrected over every metric tested in the report; a finding about one run
+(the split's, the coolest run's wobble) is tested on that temperature alone, the others
+pooled over temperatures. Then the finding is
+
+* the prompt's: some metric is worse with the full context by at least its minimum
+  change, significantly; the finding keeps its severity;
+* the model's: no metric is worse by the minimum change; what the control shows as
+  much is a property of the model and its settings, so the finding is ``info``;
+* inconclusive: worse by the minimum change but not significantly (too few seeds to
+  tell); the finding is at most ``warn``.
+
+Every decided finding carries the comparison in ``evidence["control"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import msgspec
+
+from diagnose.report import SEVERITY_RANK, ControlRun, Finding, SamplingReport
+from diagnose.repair.measures import METRICS, Side
+from diagnose.nightly.stats import proportion_test
+from diagnose.repair.significance import Outcome, Settings, bonferroni, compare
+from diagnose.sampling.pull import NONE
+from diagnose.sampling.engine import Trace
+
+COMPETING_PULL = "competing_pull"
+"""The split's metric: the share of samples that follow a center other than the control's (and
+not "none"). Unlike ``center_split`` it does not count samples that follow no center, which a
+weak model gives with or without the competing documents."""
+COMPETING_MIN_CHANGE = METRICS["center_split"].min_change
+
+CONTROLLED: dict[str, tuple[str, ...]] = {
+    "sampling.split_center_pull": (COMPETING_PULL,),
+    "sampling.weak_pull": ("semantic_entropy", "first_token_divergence"),
+    "sampling.strong_pull": ("repetition_rate",),
+    "length.truncated": ("truncation_rate",),
+}
+"""The findings that blame the context, and the metrics (``diagnose.repair.measures.METRICS``) that decide each."""
+
+MODEL_ADVICE: dict[str, str] = {
+    "sampling.split_center_pull": "The samples split as often without the competing documents: the model "
+    "does not settle on one answer even when the context agrees with itself.",
+    "sampling.weak_pull": "The samples disagree as much without the rest of the context: the wobble is the "
+    "model's and its sampling settings', not the documents'. A more capable model, or a lower temperature "
+    "for this model, is what changes it.",
+    "sampling.strong_pull": "The outputs repeat themselves as much without the rest of the context: the "
+    "loops are the model's and its settings'. A mild repetition penalty (1.05-1.15) or a moderate "
+    "temperature is what changes them.",
+    "length.truncated": "The answers run past max_new_tokens as often without the rest of the context: "
+    "the model's verbosity at these settings, not the prompt's. Raise max_new_tokens, or ask for a "
+    "short answer.",
+}
+
+
+@dataclass(frozen=True)
+class _Tested:
+    rule: str
+    metric: str
+    test: str
+    better: int
+    min_change: float
+    before: float
+    after: float
+    diff: float
+    p: float
+
+
+def decide(findings: Sequence[Finding], sampling: SamplingReport, traces: Sequence[Trace],
+           control: ControlRun, control_traces: Sequence[Trace], settings: Settings = Settings()) -> list[Finding]:
+    """``findings`` with each one of :data:`CONTROLLED` decided against ``control`` (module docstring).
+
+    ``traces`` / ``control_traces``: the main run's and the control's decoded rows."""
+    every = _pairs(sampling, traces, control, control_traces)
+    tested: list[_Tested] = []
+    for finding in findings:
+        # A finding about one run (the split's, the coolest run's wobble) is tested on that run alone.
+        at = finding.evidence.get("temperature")
+        pairs = [pair for pair in every if at is None or pair[1].run["temperature"] == at]
+        for name in CONTROLLED.get(finding.rule, ()):
+            if name == COMPETING_PULL:
+                outcome = _competing_pull(pairs, control.center) if pairs and control.center else None
+                test, better, least = "fisher_exact", -1, COMPETING_MIN_CHANGE
+            else:
+                metric = METRICS[name]
+                outcome = compare(metric, pairs, settings) if pairs else None
+                test, better, least = metric.test, metric.better, metric.min_change
+            if outcome is not None:
+                tested.append(_Tested(finding.rule, name, test, better, least, outcome.before, outcome.after,
+                                      outcome.diff, outcome.p))
+    return [_decided(f, [t for t in tested if t.rule == f.rule], len(tested), control, settings)
+            if f.rule in CONTROLLED else f for f in findings]
+
+
+def _pairs(sampling: SamplingReport, traces: Sequence[Trace], control: ControlRun,
+           control_traces: Sequence[Trace]) -> list[tuple[Side, Side]]:
+    """(control, full) per temperature: ``compare`` reads the first as before, the second as after."""
+    out = []
+    for run in sampling.runs:
+        twin = next((c for c in control.runs if c.temperature == run.temperature), None)
+        if twin is None:
+            continue
+        full = Side(msgspec.to_builtins(run), [tr for tr in traces if tr.row.temperature == run.temperature])
+        ctrl = Side(msgspec.to_builtins(twin), [tr for tr in control_traces if tr.row.temperature == run.temperature])
+        out.append((ctrl, full))
+    return out
+
+
+def _competing_pull(pairs: list[tuple[Side, Side]], center: str) -> Outcome | None:
+    """Control against full context: samples following a center other than ``center`` (not "none")."""
+    def count(sides: list[Side]) -> tuple[int, int]:
+        followed = [s.get("center", NONE) for side in sides for s in side.run.get("samples") or []]
+        return sum(c not in (center, NONE) for c in followed), len(followed)
+
+    (kb, nb), (ka, na) = count([c for c, _ in pairs]), count([f for _, f in pairs])
+    if not nb or not na:
+        return None
+    return Outcome(kb / nb, ka / na, ka / na - kb / nb, proportion_test(kb, nb, ka, na))
+
+
+def _decided(finding: Finding, tests: list[_Tested], family: int, control: ControlRun, settings: Settings) -> Finding:
+    rows = []
+    for t in tests:
+        worse_by = t.diff * -t.better
+        rows.append({"metric": t.metric, "test": t.test, "full_context": round(t.after, 4),
+                     "control": round(t.before, 4), "diff": round(t.diff, 4), "min_change": t.min_change,
+                     "p": round(t.p, 4), "p_adjusted": round(bonferroni(t.p, family), 4),
+                     "worse_by_min_change": worse_by >= t.min_change})
+    if not rows:
+        attributed = "untested"
+    elif any(r["worse_by_min_change"] and r["p_adjusted"] < settings.alpha for r in rows):
+        attributed = "prompt"
+    elif any(r["worse_by_min_change"] for r in rows):
+        attributed = "inconclusive"
+    else:
+        attributed = "model"
+    severity = {"prompt": finding.severity, "untested": finding.severity, "model": "info",
+                "inconclusive": "warn" if SEVERITY_RANK[finding.severity] > SEVERITY_RANK["warn"]
+                else finding.severity}[attributed]
+    evidence = {**finding.evidence, "control": {
+        "variant": control.variant, "description": control.description, "documents": control.documents,
+        "center": control.center,
+        "attributed": attributed, "alpha": settings.alpha, "tests_in_family": family, "tests": rows}}
+    advice = finding.advice
+    if attributed == "model":
+        advice = f"Compared with {control.description} (same model, seeds and settings). {MODEL_ADVICE[finding.rule]}"
+    elif attributed == "inconclusive":
+        advice = (f"Worse than with {control.description}, but not significantly at these seeds (more seeds "
+                  f"would tell). {advice}")
+    return msgspec.structs.replace(finding, severity=severity, evidence=evidence, advice=advice)
