@@ -127,7 +127,8 @@ def verdict_change(report: dict[str, Any]) -> Change | None:
     if verdict not in ("warn", "fail"):
         return None
     findings = [f for f in report.get("findings") or [] if f.get("severity") == verdict]
-    cause = findings[0] if findings else {}
+    deciding = (report.get("basis") or {}).get("deciding")  # the finding the report says set its verdict
+    cause = next((f for f in findings if f.get("rule") == deciding), findings[0] if findings else {})
     because = f", set by {cause.get('rule')} ({cause.get('stage')})" if cause else ""
     return Change(VERDICT_KIND, verdict, None, None, verdict,
                   {"rule": cause.get("rule"), "stage": cause.get("stage"),
