@@ -38,7 +38,8 @@ def test_a_keyword_the_kernel_does_not_implement_refuses_the_shared_path(monkeyp
 def test_layers_outside_the_attention_interface_are_refused():
     plan = plan_attention(tiny_model("bloom", torch.float32, 0))
     assert plan.to_dict() == {"path": "prompt_copies",
-                              "reason": "layers 0, 1 do not attend through transformers' attention interface"}
+                              "reason": "layers 0, 1 do not attend through transformers' attention interface "
+                                        "with the model call's keywords"}
 
 
 def test_a_cache_window_the_layer_does_not_pass_is_refused():
