@@ -62,3 +62,18 @@ def test_softcapping_configs_load_with_eager():
 
     assert stock_implementation(AutoConfig.for_model("gemma2")) == "eager"
     assert stock_implementation(AutoConfig.for_model("llama")) is None
+
+
+def test_the_report_environment_names_the_attention_path():
+    """Contract section 7: ``environment.attention`` is the generator's plan, as the backend chose it."""
+    from diagnose.environment import fingerprint
+    from diagnose.sampling.backend import TransformersBackend
+    from diagnose.sampling.conformance import _IdsOnly
+
+    backend = TransformersBackend(tiny_model("bloom", torch.float32, 0), _IdsOnly(), "cpu")
+    plan = backend.choose_attention()
+    assert not backend.shared_prefix
+    env = fingerprint({"id": "tiny bloom", "attention": plan.to_dict()}, {"id": "e"}, "transformers")
+    assert env["attention"]["path"] == "prompt_copies"
+    assert env["attention"]["reason"].startswith("layers 0, 1 do not attend")
+    assert "attention" not in fingerprint(None, {"id": "e"}, None)
