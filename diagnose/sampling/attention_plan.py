@@ -53,7 +53,10 @@ def plan_attention(model: Any) -> AttentionPlan:
     stock = getattr(model.config, "_attn_implementation", None)
     if stock not in STOCKS:
         return _copies(f"the model runs {stock!r} attention; the shared-prefix kernel stands in for sdpa or eager only")
-    calls, cache = _probe(model, stock)
+    try:
+        calls, cache = _probe(model, stock)
+    except TypeError as exc:  # a forward that takes no extra keywords cannot carry the shared prefix
+        return _copies(f"the model's forward does not pass keywords on to its layers ({exc})")
     plain = _plain_cache_layers(cache)
     if isinstance(plain, str):
         return _copies(plain)

@@ -77,3 +77,15 @@ def test_the_report_environment_names_the_attention_path():
     assert env["attention"]["path"] == "prompt_copies"
     assert env["attention"]["reason"].startswith("layers 0, 1 do not attend")
     assert "attention" not in fingerprint(None, {"id": "e"}, None)
+
+
+def test_a_forward_without_keywords_is_refused(monkeypatch):
+    model = tiny_model("llama", torch.float32, 0)
+    forward = type(model).forward
+
+    def strict(self, input_ids=None, cache=None, use_cache=None):
+        return forward(self, input_ids=input_ids, cache=cache, use_cache=use_cache)
+
+    monkeypatch.setattr(type(model), "forward", strict)
+    plan = plan_attention(model)
+    assert plan.path == "prompt_copies" and plan.reason.startswith("the model's forward does not pass keywords")
