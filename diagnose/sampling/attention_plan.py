@@ -8,7 +8,9 @@ with the reason, for the report's ``environment.attention`` (contract section 7)
 2. the cache keeps plain keys and values per layer (full or sliding window), not
    a recurrent, compressed, chunked or shared state;
 3. a two-token probe forward records what every layer passes to its attention
-   function: every layer must attend through transformers' attention interface,
+   function: every layer must attend through transformers' attention interface
+   and receive the keywords of the model call (the shared prefix travels as one),
+   call it once per step with exactly the keys and values its cache holds,
    a sliding cache's window must be the one its layer passes, and every keyword
    with a value must be one the kernel implements. An unknown keyword refuses the
    shared path; it is never dropped.
@@ -51,16 +53,26 @@ def plan_attention(model: Any) -> AttentionPlan:
     stock = getattr(model.config, "_attn_implementation", None)
     if stock not in STOCKS:
         return _copies(f"the model runs {stock!r} attention; the shared-prefix kernel stands in for sdpa or eager only")
-    calls, cache = _probe(model, stock)
+    try:
+        calls, cache = _probe(model, stock)
+    except TypeError as exc:  # a forward that takes no extra keywords cannot carry the shared prefix
+        return _copies(f"the model's forward does not pass keywords on to its layers ({exc})")
     plain = _plain_cache_layers(cache)
     if isinstance(plain, str):
         return _copies(plain)
     missing = sorted(set(range(len(cache.layers))) - set(calls))
     if missing:
-        return _copies(f"layers {_span(missing)} do not attend through transformers' attention interface")
+        return _copies(f"layers {_span(missing)} do not attend through transformers' attention interface "
+                       "with the model call's keywords")
     windows: dict[int, int] = {}
     features: set[str] = set()
-    for layer, kwargs in sorted(calls.items()):
+    for layer, made in sorted(calls.items()):
+        if len(made) != 1:
+            return _copies(f"layer {layer} calls its attention {len(made)} times per step")
+        kwargs = made[0].kwargs
+        if not made[0].sees(cache.layers[layer]):
+            return _copies(f"layer {layer} attends to other keys or values than its cache holds "
+                           "(it transforms them after the cache)")
         refused = unsupported(kwargs)
         if refused:
             return _copies(f"layer {layer} passes {', '.join(refused)} to its attention, "
@@ -80,6 +92,21 @@ def plan_attention(model: Any) -> AttentionPlan:
         features.add(f"sliding windows ({sizes} tokens) on {len(windows)} of {len(cache.layers)} layers")
     needs = "; ".join(sorted(features)) or "plain causal attention"
     return AttentionPlan("shared_prefix", f"the kernel implements what every layer passes: {needs}")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of a layer's attention in the probe."""
+
+    kwargs: dict[str, Any]
+    key: torch.Tensor
+    value: torch.Tensor
+
+    def sees(self, cached: Any) -> bool:
+        """Whether the call attended to exactly the keys and values its cache layer holds
+        (the shared prefix is taken from the cache)."""
+        return all(a.shape == b.shape and torch.equal(a, b)
+                   for a, b in ((self.key, cached.keys), (self.value, cached.values)))
 
 
 def _copies(reason: str) -> AttentionPlan:
@@ -108,18 +135,20 @@ def _plain_cache_layers(cache: Any) -> dict[int, int | None] | str:
 
 
 @torch.inference_mode()
-def _probe(model: Any, stock: str) -> tuple[dict[int, dict[str, Any]], Any]:
+def _probe(model: Any, stock: str) -> tuple[dict[int, list["Call"]], Any]:
     """One two-token forward with a recording attention function that runs the stock one.
 
-    Returns what each layer (by ``layer_idx``) passed, and the cache the forward filled.
+    Returns each layer's calls (by ``layer_idx``), and the cache the forward filled.
     """
     from transformers import AttentionInterface, DynamicCache
     from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
 
-    calls: dict[int, dict[str, Any]] = {}
+    calls: dict[int, list[Call]] = {}
+    mark = object()  # stands for the shared prefix: a layer that does not receive it is not reached
 
-    def record(module, query, key, value, attention_mask, **kwargs):
-        calls.setdefault(getattr(module, "layer_idx", -1), kwargs)
+    def record(module, query, key, value, attention_mask, shared_prefix=None, **kwargs):
+        if shared_prefix is mark:
+            calls.setdefault(getattr(module, "layer_idx", -1), []).append(Call(kwargs, key, value))
         return stock_attention(module, stock)(module, query, key, value, attention_mask, **kwargs)
 
     name = f"diagnose_probe_{stock}"
@@ -129,7 +158,8 @@ def _probe(model: Any, stock: str) -> tuple[dict[int, dict[str, Any]], Any]:
     cache = DynamicCache(config=model.config)
     model.set_attn_implementation(name)
     try:
-        model(input_ids=torch.zeros((1, 2), dtype=torch.long, device=device), cache=cache, use_cache=True)
+        model(input_ids=torch.zeros((1, 2), dtype=torch.long, device=device), cache=cache, use_cache=True,
+              shared_prefix=mark)
     finally:
         model.set_attn_implementation(stock)
     return calls, cache

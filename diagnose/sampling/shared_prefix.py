@@ -205,6 +205,8 @@ def _prefix_attention(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
 def _fused_prefix_attention(q, keys, values, scale) -> tuple[torch.Tensor, torch.Tensor] | None:
     """The fused kernel for the device, or None where none applies."""
     m = q.shape[1]
+    if q.shape[-1] != values.shape[-1]:  # keys and values of other sizes (MLA): the fused kernels need one
+        return None
     if q.device.type == "cpu" and _CPU_FLASH is not None:
         out, lse = _CPU_FLASH(q.unsqueeze(0), keys, values, 0.0, False, scale=scale)[:2]
         return out[0].float(), lse[0].unsqueeze(-1).float()

@@ -11,7 +11,7 @@ from tests.cli.invoke import invoke
 
 LINE = re.compile(
     r"^ENGINE family=(\S+) path=(shared_prefix|prompt_copies) exact=(true|false) rows_same=(\d+)/(\d+) "
-    r"max_dlogprob=(\S+) reason=\"[^\"]+\"$"
+    r"max_dlogprob=(\S+)(?: vs_float32=\S+ stock_vs_float32=\S+)? reason=\"[^\"]+\"$"
 )
 LAST = re.compile(r"^ENGINE families=(\d+) exact=(\d+) refused=(\d+) wrong=(\d+) skipped=(\d+)$")
 FAMILIES = ["llama", "mistral", "gemma2", "gpt_oss", "bloom", "bert"]
@@ -49,5 +49,35 @@ def test_a_wrong_family_exits_1(monkeypatch, capsys):
     assert out.strip().splitlines()[-1] == "ENGINE families=1 exact=0 refused=0 wrong=1 skipped=0"
 
 
+def test_half_precision_is_judged_against_float32_arithmetic(capsys):
+    """In bfloat16 the engine must be no further from float32 arithmetic on the same weights than
+    the stock attention is; with the window ignored it is much further."""
+    from diagnose.sampling import shared_prefix
+
+    assert invoke(["check-engine", "--dtype", "bfloat16", "--family", "mistral"]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    assert LINE.match(line) and "exact=true" in line and " vs_float32=" in line
+    original = shared_prefix.shared_prefix_attention
+
+    def windowless(*args, sliding_window=None, **kwargs):
+        return original(*args, **kwargs)
+
+    try:
+        shared_prefix.shared_prefix_attention = windowless
+        assert invoke(["check-engine", "--dtype", "bfloat16", "--family", "mistral"]) == 1
+    finally:
+        shared_prefix.shared_prefix_attention = original
+    assert "exact=false" in capsys.readouterr().out
+
+
 def test_an_unknown_family_is_a_usage_error():
     assert invoke(["check-engine", "--family", "no-such-family"]) == 2
+
+
+def test_every_family_of_the_installed_transformers_is_exact_or_refused(capsys):
+    """The whole sweep (about 45 s of CPU on one thread: 90 families checked, the rest skipped)."""
+    assert invoke(["check-engine"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    families, exact, refused, wrong, skipped = map(int, LAST.match(lines[-1]).groups())
+    assert wrong == 0 and families == exact + refused and families >= 80
+    assert families + skipped == len(lines) - 1

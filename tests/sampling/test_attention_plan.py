@@ -38,7 +38,8 @@ def test_a_keyword_the_kernel_does_not_implement_refuses_the_shared_path(monkeyp
 def test_layers_outside_the_attention_interface_are_refused():
     plan = plan_attention(tiny_model("bloom", torch.float32, 0))
     assert plan.to_dict() == {"path": "prompt_copies",
-                              "reason": "layers 0, 1 do not attend through transformers' attention interface"}
+                              "reason": "layers 0, 1 do not attend through transformers' attention interface "
+                                        "with the model call's keywords"}
 
 
 def test_a_cache_window_the_layer_does_not_pass_is_refused():
@@ -61,3 +62,30 @@ def test_softcapping_configs_load_with_eager():
 
     assert stock_implementation(AutoConfig.for_model("gemma2")) == "eager"
     assert stock_implementation(AutoConfig.for_model("llama")) is None
+
+
+def test_the_report_environment_names_the_attention_path():
+    """Contract section 7: ``environment.attention`` is the generator's plan, as the backend chose it."""
+    from diagnose.environment import fingerprint
+    from diagnose.sampling.backend import TransformersBackend
+    from diagnose.sampling.conformance import _IdsOnly
+
+    backend = TransformersBackend(tiny_model("bloom", torch.float32, 0), _IdsOnly(), "cpu")
+    plan = backend.choose_attention()
+    assert not backend.shared_prefix
+    env = fingerprint({"id": "tiny bloom", "attention": plan.to_dict()}, {"id": "e"}, "transformers")
+    assert env["attention"]["path"] == "prompt_copies"
+    assert env["attention"]["reason"].startswith("layers 0, 1 do not attend")
+    assert "attention" not in fingerprint(None, {"id": "e"}, None)
+
+
+def test_a_forward_without_keywords_is_refused(monkeypatch):
+    model = tiny_model("llama", torch.float32, 0)
+    forward = type(model).forward
+
+    def strict(self, input_ids=None, cache=None, use_cache=None):
+        return forward(self, input_ids=input_ids, cache=cache, use_cache=use_cache)
+
+    monkeypatch.setattr(type(model), "forward", strict)
+    plan = plan_attention(model)
+    assert plan.path == "prompt_copies" and plan.reason.startswith("the model's forward does not pass keywords")
