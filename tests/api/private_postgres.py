@@ -20,7 +20,7 @@ from typing import Iterator
 
 import pytest
 
-__all__ = ["PrivateCluster", "private_cluster"]
+__all__ = ["PrivateCluster", "free_port", "private_cluster"]
 
 
 def _bin_dir() -> Path | None:
@@ -31,7 +31,7 @@ def _bin_dir() -> Path | None:
     return Path(initdb).parent if initdb else None
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -43,7 +43,7 @@ class PrivateCluster:
     def __init__(self, bin_dir: Path, directory: Path) -> None:
         self.bin_dir, self.directory = bin_dir, directory
         self.data = directory / "data"
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
         self._as_postgres = os.geteuid() == 0
         if self._as_postgres:

@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from tests.api.conftest import small_case
-from tests.api.private_postgres import private_cluster
+from tests.api.private_postgres import free_port, private_cluster
 
 pytestmark = pytest.mark.models
 
@@ -122,7 +122,7 @@ def test_killed_postgres_worker_job_runs_again_exactly_once(pg_service, postgres
 
 def test_killed_embedded_service_resumes_the_job_after_restart(tmp_path):
     url = f"sqlite:///{tmp_path / 'svc.db'}"
-    port = _free_port()
+    port = free_port()
     env = _env(url)
     log = tmp_path / "serve.log"
     base = f"http://127.0.0.1:{port}"
