@@ -77,9 +77,8 @@ def main_change(comparison: "CaseComparison") -> "Change | None":
 
 def failure_reason(comparison: "CaseComparison") -> str:
     """Why a case fails the gate: "regression", "verdict" (its own verdict) or both."""
-    reasons = [name for name, present in (("regression", bool(comparison.regressions) or any(
-        c.kind in ("case_error", "not_run") for c in comparison.changes)),
-        ("verdict", comparison.failing_verdict is not None)) if present]
+    reasons = [name for name, present in (("regression", bool(comparison.regressions)),
+                                          ("verdict", comparison.failing_verdict is not None)) if present]
     return " and ".join(reasons) or "regression"
 
 

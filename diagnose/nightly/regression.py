@@ -60,8 +60,7 @@ class NightlyResult:
         level = fail_on or self.fail_on
         tripped = self.failing(level)
         return {
-            "regressed": sum(1 for c in tripped if any(_RANK[_gate(x.severity)] >= _RANK[level] for x in c.regressions)
-                             or any(x.kind in ("case_error", "not_run") for x in c.changes)),
+            "regressed": sum(1 for c in tripped if any(_RANK[_gate(x.severity)] >= _RANK[level] for x in c.regressions)),
             "failing_verdict": sum(1 for c in tripped if c.failing_verdict is not None
                                    and _RANK[_gate(c.failing_verdict.severity)] >= _RANK[level]),
         }

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
@@ -20,7 +19,9 @@ from typing import Iterator
 
 import pytest
 
-__all__ = ["PrivateCluster", "free_port", "private_cluster"]
+from tests.pages.live import free_port
+
+__all__ = ["PrivateCluster", "private_cluster"]
 
 
 def _bin_dir() -> Path | None:
@@ -29,12 +30,6 @@ def _bin_dir() -> Path | None:
         return found[-1].parent
     initdb = shutil.which("initdb")
     return Path(initdb).parent if initdb else None
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class PrivateCluster:

@@ -17,7 +17,8 @@ import psycopg
 import pytest
 
 from tests.api.conftest import small_case
-from tests.api.private_postgres import free_port, private_cluster
+from tests.api.private_postgres import private_cluster
+from tests.pages.live import free_port
 
 pytestmark = pytest.mark.models
 

@@ -29,6 +29,7 @@ from api.services.auth import create_key
 from api.settings import AuthSettings
 from tests.api.conftest import FakeInline, ListQueue, service_settings, small_case
 from tests.api.test_limits_attacks import amplifying, counts
+from tests.pages.live import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWER_WITHIN_S = 2.0
@@ -148,17 +149,9 @@ HOSTILE_PATTERN = r"^(.|.)+(?!)"
 """Never matches, and every way of splitting the text is tried first: exponential in its length."""
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.models
 def test_a_catastrophic_regex_neither_freezes_the_service_nor_passes_silently(tmp_path):
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "DATABASE_URL": f"sqlite:///{tmp_path / 'service.db'}"}
     log = (tmp_path / "serve.log").open("wb")
@@ -510,7 +503,7 @@ def test_a_database_that_never_answers_gives_fast_503s(silent_database):
 def test_serve_on_an_unreachable_database_says_so_in_one_line_without_the_password(silent_database, tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "DATABASE_URL": silent_database}
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "diagnose.cli", "serve", "--port", str(_free_port())], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "diagnose.cli", "serve", "--port", str(free_port())], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
@@ -546,7 +539,7 @@ def test_slowloris_connections_are_closed_at_the_header_timeout(tmp_path):
 
     settings = replace(service_settings(f"sqlite:///{tmp_path / 'service.db'}"),
                        auth=AuthSettings(header_timeout_s=2.0))
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(settings, queue=ListQueue(), inline=FakeInline()),
                                            host="127.0.0.1", port=port, log_level="warning",
                                            **server_options(settings)))
