@@ -9,8 +9,9 @@ leaves to the application:
 * the ``field`` member: Litestar and :mod:`api.guards` name the offending parameter in
   ``extra=[{"key": ..., "message": ...}]``, which the plugin's own conversion would copy as
   an ``extra`` list, with the detail as the title (:func:`from_http_exception`);
-* this service's errors (:mod:`api.services.errors`, which know nothing of HTTP) and a title
-  per status;
+* this service's errors (:mod:`api.services.errors`, which know nothing of HTTP), the engine's
+  (:mod:`diagnose.errors`, each class the service error of
+  :data:`api.services.errors.ENGINE_ERRORS`) and a title per status;
 * what needs the request, which a conversion does not see: a browser asking for a page
   without a key is sent to ``/login``; an unreachable database (503, ``Retry-After``) and
   any other failure (a 500 that says nothing of it) are logged with the method and path.
@@ -30,7 +31,8 @@ from litestar.response import Redirect
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 
-from api.services.errors import ServiceError, SessionEnded, Unauthorized
+from api.services.errors import ServiceError, SessionEnded, Unauthorized, as_service_error
+from diagnose.errors import DiagnoseError
 
 log = logging.getLogger("rag_diagnose.api")
 
@@ -63,6 +65,10 @@ def from_service_error(exc: ServiceError) -> ProblemDetailsException:
     return problem(exc.status, exc.title, exc.detail, exc.field, exc.headers)
 
 
+def from_engine_error(exc: DiagnoseError) -> ProblemDetailsException:
+    return from_service_error(as_service_error(exc))
+
+
 def _field_and_detail(exc: HTTPException) -> tuple[str | None, str]:
     """``extra=[{"key": field, "message": ...}]``, as Litestar and :mod:`api.guards` raise them."""
     errors = exc.extra if isinstance(exc.extra, list) else []
@@ -75,6 +81,7 @@ CONVERSIONS: dict[type[Exception], Callable[[Any], ProblemDetailsException]] = {
     HTTPException: from_http_exception,
     ValidationException: from_validation_exception,
     ServiceError: from_service_error,
+    DiagnoseError: from_engine_error,
 }
 
 

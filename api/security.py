@@ -4,7 +4,7 @@
 key's diagnoses for the next reader.
 
 The site pages set their own strict policy (no scripts at all, see
-:func:`api.controllers.diagnoses.content_security_policy`); the API docs page
+:func:`content_security_policy`); the API docs page
 under ``/schema`` gets :data:`api.openapi.DOCS_POLICY` from its router.
 :func:`security_headers` is the net under both: any ``text/html`` answer that
 still has no policy (Litestar's own pages, such as the 404 under ``/schema``)
@@ -15,7 +15,18 @@ from __future__ import annotations
 
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.controllers.diagnoses import content_security_policy
+
+def content_security_policy(form_action: str = "'none'") -> str:
+    """No scripts, nothing remote; only a page with a form (login) may post, to this site."""
+    return (f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+            f"form-action {form_action}; frame-ancestors 'none'")
+
+
+HTML_HEADERS = {
+    "Content-Security-Policy": content_security_policy(),
+    "X-Content-Type-Options": "nosniff",
+}
+
 
 _CSP = b"content-security-policy"
 _NOSNIFF = b"x-content-type-options"

@@ -3,7 +3,8 @@
 The tree::
 
     DiagnoseError                 exit 1 (internal failure)
-    ├── CaseError                 exit 2, HTTP 4xx: an invalid case; names the field path
+    ├── CaseError                 exit 2, HTTP 422: an invalid case; names the field path
+    │   └── PromptTooLarge        exit 2, HTTP 413: the assembled prompt is over the size bound
     ├── UsageError                exit 2: bad command-line usage (unknown model name, bad path)
     │   └── SettingError          exit 2: a malformed environment variable; names it and its form
     ├── ModelError                exit 1, HTTP 500: a model could not be loaded or run
@@ -11,7 +12,7 @@ The tree::
 
 The CLI maps ``exit_code`` to the process exit status (and returns
 :data:`EXIT_GATE`, 3, itself when a verdict or gate reaches ``--fail-on``); the API maps the same
-classes to HTTP in one handler. Nothing below the CLI calls ``sys.exit``.
+classes to HTTP in one table (``api.problems.ENGINE_PROBLEMS``). Nothing below the CLI calls ``sys.exit``.
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ class CaseError(DiagnoseError):
         self.reason = message
         shown = "" if value is None else f" (got {_short(value)})"
         super().__init__(f"{field}: {message}{shown}")
+
+
+class PromptTooLarge(CaseError):
+    """The assembled prompt would exceed a size bound; ``field`` names the part to blame."""
 
 
 class UsageError(DiagnoseError):

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from diagnose.case import Case, Document
-from diagnose.errors import CaseError
+from diagnose.errors import CaseError, PromptTooLarge
 
 DEFAULT_TEMPLATE = "{documents}\n\nQuestion: {question}"
 """Used when a case gives no template: documents first, then the question."""
@@ -154,9 +154,10 @@ def prompt_size(case: Case) -> PromptSize:
     return PromptSize(chars, system, question, template_literal, template_slots, block, block_once, format_slots)
 
 
-def check_prompt_size(case: Case, max_chars: int = MAX_PROMPT_CHARS) -> PromptSize:
-    """:func:`prompt_size`, or :class:`CaseError` naming the field to blame
-    (:meth:`PromptSize.culprit`) when the prompt would exceed ``max_chars``."""
+def check_prompt_size(case: Case, max_chars: int = MAX_PROMPT_CHARS, bound: str = "") -> PromptSize:
+    """:func:`prompt_size`, or :class:`PromptTooLarge` naming the field to blame
+    (:meth:`PromptSize.culprit`) when the prompt would exceed ``max_chars``; ``bound`` says
+    what sets that limit (a service names its settings), in parentheses after it."""
     size = prompt_size(case)
     if size.chars <= max_chars:
         return size
@@ -169,8 +170,8 @@ def check_prompt_size(case: Case, max_chars: int = MAX_PROMPT_CHARS) -> PromptSi
         how = f"the document format writes {written} times per document"
     else:
         how = f"the {field.replace('documents', 'document block')} alone is {_part(size, field):,} characters"
-    raise CaseError(field, f"{how}: the prompt would be {size.chars:,} characters; "
-                           f"at most {max_chars:,} are accepted")
+    raise PromptTooLarge(field, f"{how}: the prompt would be {size.chars:,} characters; "
+                           f"at most {max_chars:,} are accepted" + (f" ({bound})" if bound else ""))
 
 
 _PARTS = ("documents", "question", "template", "system")

@@ -13,6 +13,7 @@ from litestar.params import BodyKwarg, FromPath, QueryParameter
 
 from api.openapi import case_body_schema, links_from, problem_responses
 from api.responses import DiagnosisView, SubmittedDiagnosis, typed
+from api.security import HTML_HEADERS
 from api.services.diagnoses import DiagnosisService
 from diagnose.html import render_report_html
 from diagnose.report import Report
@@ -22,18 +23,6 @@ CASE_EXAMPLE = {
     "question": "What is the population of Broken Bow?",
     "documents": [{"id": "d1", "text": "As of the census of 2010, there were 3,559 people."}],
 }
-
-def content_security_policy(form_action: str = "'none'") -> str:
-    """No scripts, nothing remote; only a page with a form (login) may post, to this site."""
-    return (f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
-            f"form-action {form_action}; frame-ancestors 'none'")
-
-
-HTML_HEADERS = {
-    "Content-Security-Policy": content_security_policy(),
-    "X-Content-Type-Options": "nosniff",
-}
-
 
 Service = NamedDependency[DiagnosisService]
 

@@ -20,7 +20,7 @@ from litestar.enums import RequestEncodingType
 from litestar.params import Body, QueryParameter
 from litestar.response import Redirect
 
-from api.controllers.diagnoses import content_security_policy
+from api.security import content_security_policy
 from api.pages.render import Renderer
 from api.services.auth import Caller
 from api.services.errors import Forbidden, ServiceError

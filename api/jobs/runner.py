@@ -10,10 +10,11 @@ from typing import Callable, TypeVar
 from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 
 from api.db.session import Database
+from api.services.errors import failure_record
 from api.db.store import claim, finish, finish_running, record_report, set_progress
 from api.settings import QueueSettings
 from diagnose.case import case_from_dict
-from diagnose.errors import CaseError, DiagnoseError
+from diagnose.errors import DiagnoseError
 from diagnose.pipeline import Diagnoser
 
 log = logging.getLogger("rag_diagnose.worker")
@@ -168,10 +169,8 @@ class DiagnosisRunner:
         except Interrupted:
             self._requeue(diagnosis_id)
             raise
-        except CaseError as exc:
-            self._finish(diagnosis_id, "failed", {"title": "invalid case", "detail": str(exc), "field": exc.field})
         except DiagnoseError as exc:
-            self._finish(diagnosis_id, "failed", {"title": type(exc).__name__, "detail": str(exc)})
+            self._finish(diagnosis_id, "failed", failure_record(exc))
         except Exception as exc:  # noqa: BLE001 - a bug must fail the job, not loop it through retries
             log.exception("diagnosis %s crashed", diagnosis_id)
             self._finish(diagnosis_id, "failed", {"title": "internal error", "detail": f"{type(exc).__name__}: {exc}"})

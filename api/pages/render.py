@@ -13,7 +13,7 @@ from typing import Any
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined
 from litestar import Response
 
-from api.controllers.diagnoses import HTML_HEADERS
+from api.security import HTML_HEADERS
 from diagnose.html.page import TEMPLATES as ENGINE_TEMPLATES
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"

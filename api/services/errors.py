@@ -1,6 +1,14 @@
-"""Service errors; the app turns each into an ``application/problem+json`` answer."""
+"""Service errors; the app turns each into an ``application/problem+json`` answer
+(:mod:`api.problems`), and the engine's errors into these first (:data:`ENGINE_ERRORS`), so a
+failed job records the same title, detail and field as the answer would carry
+(:func:`failure_record`)."""
 
 from __future__ import annotations
+
+from typing import Any
+
+from diagnose.errors import (BackendError, CaseError, DiagnoseError, ModelError, PromptTooLarge, SettingError,
+                             UsageError)
 
 
 class ServiceError(Exception):
@@ -57,3 +65,42 @@ class InvalidRequest(ServiceError):
 
 class Unavailable(ServiceError):
     status, title = 503, "unavailable"
+
+
+class InternalError(ServiceError):
+    status, title = 500, "internal error"
+
+
+class Misconfigured(ServiceError):
+    status, title = 500, "misconfigured"
+
+
+class ModelFailed(ServiceError):
+    status, title = 500, "model error"
+
+
+class BackendFailed(ServiceError):
+    status, title = 502, "backend failed"
+
+
+ENGINE_ERRORS: dict[type[DiagnoseError], type[ServiceError]] = {
+    PromptTooLarge: TooLarge,
+    CaseError: InvalidCase,
+    SettingError: Misconfigured,  # the service's own environment, not the client's request
+    UsageError: InvalidRequest,
+    ModelError: ModelFailed,
+    BackendError: BackendFailed,
+    DiagnoseError: InternalError,
+}
+"""The service error each engine error class is; a subclass not listed is its nearest base's."""
+
+
+def as_service_error(exc: DiagnoseError) -> ServiceError:
+    kind = next(ENGINE_ERRORS[cls] for cls in type(exc).__mro__ if cls in ENGINE_ERRORS)
+    return kind(str(exc), getattr(exc, "field", None))
+
+
+def failure_record(exc: ServiceError | DiagnoseError) -> dict[str, Any]:
+    """The ``error`` a failed diagnosis records: what its answer would carry."""
+    error = exc if isinstance(exc, ServiceError) else as_service_error(exc)
+    return {"title": error.title, "detail": error.detail} | ({"field": error.field} if error.field else {})

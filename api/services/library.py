@@ -21,11 +21,11 @@ from api.db.library import (case_versions, current_case_ids, current_cases, late
                             referenced_versions, version_counts)
 from api.db.models import LibraryCase, iso_utc
 from api.db.session import Database
-from api.services.errors import InvalidCase, ServiceError, TooLarge
+from api.services.errors import InvalidCase, ServiceError, TooLarge, as_service_error
 from api.services.limits import check_case_limits, check_case_size, check_prompt_tokens, check_raw_case
 from api.settings import Limits
 from diagnose.case import Case, case_from_dict
-from diagnose.errors import CaseError
+from diagnose.errors import DiagnoseError
 from diagnose.nightly.library import content_hash
 
 
@@ -109,11 +109,7 @@ def parse_cases(body: Any, limits: Limits, prompt_tokens: Callable[[Case], int] 
     chars = 0
     for i, item in enumerate(items):
         _checked(i, lambda item=item: check_raw_case(item, limits))
-        try:
-            case = case_from_dict(item)
-        except CaseError as exc:
-            field = f"cases[{i}]" if exc.field == "$" else f"cases[{i}].{exc.field}"
-            raise InvalidCase(f"cases[{i}].{exc}", field) from None
+        case = _checked(i, lambda item=item: case_from_dict(item))
         chars += _checked(i, lambda case=case: check_case_limits(case, limits))
         if case.id in seen:
             raise InvalidCase(f"cases[{i}].id: {case.id!r} is also cases[{seen[case.id]}].id", f"cases[{i}].id")
@@ -130,11 +126,15 @@ def parse_cases(body: Any, limits: Limits, prompt_tokens: Callable[[Case], int] 
 
 
 def _checked(i: int, check: Callable[[], Any]) -> Any:
-    """``check()``, its service error renamed to ``cases[i].<field>``."""
+    """``check()``, its error (a service or an engine one) renamed to ``cases[i].<field>``."""
     try:
         return check()
-    except ServiceError as exc:
-        raise type(exc)(f"cases[{i}]: {exc.detail}", f"cases[{i}].{exc.field}") from None
+    except (ServiceError, DiagnoseError) as exc:
+        error = exc if isinstance(exc, ServiceError) else as_service_error(exc)
+        field = f"cases[{i}]" if error.field in (None, "$") else f"cases[{i}].{error.field}"
+        # An engine error's text starts with its field ("documents[0].text: ..."), a service error's does not.
+        detail = f"cases[{i}].{error.detail}" if isinstance(exc, DiagnoseError) else f"cases[{i}]: {error.detail}"
+        raise type(error)(detail, field) from None
 
 
 def _check_library_size(session: Session, cases: Sequence[Case], max_total: int, owner: int | None) -> None:

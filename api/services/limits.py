@@ -9,7 +9,7 @@ import msgspec
 from api.services.errors import InvalidCase, TooLarge
 from api.settings import Limits
 from diagnose.case import Case, JsonConstraint, MustIncludeConstraint
-from diagnose.errors import CaseError
+from diagnose.errors import PromptTooLarge
 from diagnose.prompt import check_prompt_size, prompt_size
 
 
@@ -84,11 +84,9 @@ def check_case_limits(case: Case, limits: Limits) -> int:
         raise TooLarge(
             f"max_new_tokens {case.sampling.max_new_tokens}; at most {limits.max_new_tokens} are accepted",
             "sampling.max_new_tokens")
-    try:
-        return check_prompt_size(case, limits.max_prompt_chars).chars
-    except CaseError as exc:
-        raise TooLarge(f"{exc.reason} (RAG_DIAGNOSE_MAX_PROMPT_TOKENS {limits.max_prompt_tokens} x "
-                       f"RAG_DIAGNOSE_PROMPT_CHARS_PER_TOKEN {limits.prompt_chars_per_token})", exc.field) from None
+    return check_prompt_size(case, limits.max_prompt_chars, bound=(
+        f"RAG_DIAGNOSE_MAX_PROMPT_TOKENS {limits.max_prompt_tokens} x "
+        f"RAG_DIAGNOSE_PROMPT_CHARS_PER_TOKEN {limits.prompt_chars_per_token}")).chars
 
 
 def check_repair_samples(case: Case, limits: Limits) -> None:
@@ -107,8 +105,8 @@ def check_prompt_tokens(case: Case, limits: Limits, prompt_tokens: Callable[[Cas
     """The assembled prompt's tokens, counted with the case model's tokenizer, within the limit."""
     try:
         tokens = prompt_tokens(case)
-    except CaseError as exc:  # over the engine's own bound (diagnose.prompt.MAX_PROMPT_CHARS)
-        raise TooLarge(exc.reason, exc.field) from None
+    except PromptTooLarge:  # over the engine's own bound (diagnose.prompt.MAX_PROMPT_CHARS): 413 as it is
+        raise
     except Exception as exc:  # unknown or unloadable model: the client's field, not our crash
         raise InvalidCase(str(exc), "model") from None
     if tokens > limits.max_prompt_tokens:

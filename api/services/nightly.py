@@ -25,7 +25,7 @@ from api.db.session import Database
 from api.db.store import finish, mark_not_queued, sha256_of
 from api.services.admission import Admission, job_cost
 from api.services.diagnoses import visible
-from api.services.errors import Conflict, InvalidRequest, NotFound, ServiceError, Unavailable
+from api.services.errors import Conflict, InvalidRequest, NotFound, ServiceError, Unavailable, failure_record
 from api.services.limits import check_case_limits
 from api.services.nightly_gate import finalize, stored_result
 from api.settings import Limits, ServiceSettings
@@ -165,10 +165,8 @@ def _over_limits(case: LibraryCase, limits: Limits) -> dict[str, Any] | None:
     """Why the stored case may not be queued now (a diagnosis error), or None."""
     try:
         check_case_limits(case_from_dict(case.case), limits)
-    except CaseError as exc:
-        return {"title": "invalid case", "detail": str(exc), "field": exc.field}
-    except ServiceError as exc:
-        return {"title": exc.title, "detail": exc.detail, "field": exc.field}
+    except (CaseError, ServiceError) as exc:
+        return failure_record(exc)
     return None
 
 
