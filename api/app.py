@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session
 from api.controllers.diagnoses import DiagnosesController
 from api.controllers.health import healthz
 from api.controllers.library import LibraryController
-from api.controllers.session import SESSION_COOKIE, SessionController
+from api.controllers.session import SessionController
 from api.controllers.nightly import NightlyRunsController
 from api.db.migrate import upgrade
 from api.db.session import Database
@@ -42,7 +42,7 @@ from api.pages import PagesController, page_dependencies
 from api.guards import json_bodies_only, reject_nul_bytes
 from api.problems import EXCEPTION_HANDLERS, problem_details_plugin
 from api.openapi import render_plugins, schema_router
-from api.security import security_headers
+from api.security import SESSION_COOKIE, security_headers
 from api.services.auth import FailedAuthLimiter, KeyRing, RateLimiter
 from api.services.diagnoses import DiagnosisService
 from api.services.inline import InlineEngine

@@ -31,6 +31,7 @@ from litestar.response import Redirect
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 
+from api.security import SESSION_COOKIE
 from api.services.errors import ServiceError, SessionEnded, Unauthorized, as_service_error
 from diagnose.errors import DiagnoseError
 
@@ -97,8 +98,6 @@ def unauthorized(request: Request, exc: Unauthorized) -> Response:
     else:
         response = from_service_error(exc).to_response(request)
     if isinstance(exc, SessionEnded):
-        from api.controllers.session import SESSION_COOKIE
-
         response.delete_cookie(SESSION_COOKIE, path="/")  # a stale cookie is not sent again
     return response
 

@@ -16,6 +16,10 @@ from __future__ import annotations
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 
+SESSION_COOKIE = "rag_diagnose_key"
+"""The pages' sign-in cookie (it holds a server-side session token, not the key)."""
+
+
 def content_security_policy(form_action: str = "'none'") -> str:
     """No scripts, nothing remote; only a page with a form (login) may post, to this site."""
     return (f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
@@ -67,8 +71,6 @@ def security_headers(app: ASGIApp) -> ASGIApp:
 
 
 def _has_credentials(scope: Scope) -> bool:
-    from api.controllers.session import SESSION_COOKIE
-
     for name, value in scope.get("headers") or []:
         name = bytes(name).lower()
         if name == b"authorization" or (name == b"cookie" and SESSION_COOKIE.encode() in bytes(value)):

@@ -13,7 +13,7 @@ from typing import Any, Union
 
 import msgspec
 
-from diagnose.adapters.documents import to_documents
+from diagnose.document import to_documents
 from diagnose.document import Document
 from diagnose.errors import CaseError
 
@@ -182,7 +182,7 @@ def _validate_sampling(s: SamplingSpec) -> None:
 def _validate_constraint(path: str, c: Constraint) -> None:
     if isinstance(c, RegexConstraint):
         # Compiled as the samples are checked: valid for re and the regex module, small enough.
-        from diagnose.sampling.patterns import PatternError, compile_pattern
+        from diagnose.text.patterns import PatternError, compile_pattern
 
         try:
             compile_pattern(c.pattern)

@@ -1,13 +1,28 @@
-"""One retrieved passage: the shared type of cases and the document adapters."""
+"""One retrieved passage, and how foreign document objects become one.
+
+Duck-typed on ``page_content`` and ``metadata`` so the engine never has to
+import langchain; the LangChain-specific helpers live in ``adapters.langchain``.
+
+A document's id is chosen to be stable from run to run, so reports of the same
+retrieval compare: ``metadata["id"]``, else the object's own ``id`` unless it is
+a random UUID (what FAISS and the in-memory store assign on every ingest), else
+``metadata["source"]`` (numbered ``source#2``, ``source#3``... when several
+chunks share it), else the UUID, else ``d<index>``.
+"""
 
 from __future__ import annotations
 
 import datetime
-from typing import Literal
+import uuid
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import msgspec
 
-__all__ = ["AUTHORITY_RANK", "Authority", "Document"]
+from diagnose.errors import CaseError
+
+__all__ = ["AUTHORITY_RANK", "Authority", "Document", "to_document", "to_documents"]
 
 Authority = Literal["authoritative", "standard", "archived"]
 #: How far a document's word counts when documents disagree (higher wins).
@@ -31,3 +46,67 @@ class Document(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     authority: Authority | None = None
     """How far the passage can be trusted: ``authoritative`` (the source of record),
     ``standard`` (the default) or ``archived`` (kept for reference, superseded)."""
+
+
+
+def to_documents(objs: Sequence[Any]) -> list[Document]:
+    """Convert each of ``objs`` (see :func:`to_document`); ids taken from shared sources
+    are numbered so that every chunk of one source keeps a distinct, stable id."""
+    documents = [to_document(obj, i) for i, obj in enumerate(objs)]
+    from_source = [not isinstance(obj, (Document, dict)) and _id_source(obj) == "source" for obj in objs]
+    counts = Counter(d.id for d, derived in zip(documents, from_source) if derived)
+    seen: Counter[str] = Counter()
+    for i, (doc, derived) in enumerate(zip(documents, from_source)):
+        if derived and counts[doc.id] > 1:
+            seen[doc.id] += 1
+            if seen[doc.id] > 1:
+                documents[i] = Document(id=f"{doc.id}#{seen[doc.id]}", text=doc.text, score=doc.score,
+                                        source=doc.source)
+    return documents
+
+
+def to_document(obj: Any, index: int) -> Document:
+    """Convert ``obj`` (our Document, a mapping, or a LangChain Document) to a Document."""
+    if isinstance(obj, Document):
+        return obj
+    if isinstance(obj, dict):
+        import msgspec
+
+        try:
+            return msgspec.convert(obj, Document)
+        except msgspec.ValidationError as exc:
+            raise CaseError(f"documents[{index}]", str(exc)) from None
+    if hasattr(obj, "page_content"):
+        metadata = dict(getattr(obj, "metadata", None) or {})
+        score = metadata.get("score", metadata.get("relevance_score"))
+        source = metadata.get("source")
+        where = _id_source(obj)
+        doc_id = {"metadata": metadata.get("id"), "own": getattr(obj, "id", None), "source": source,
+                  "index": f"d{index}"}[where]
+        return Document(
+            id=str(doc_id),
+            text=str(obj.page_content),
+            score=float(score) if isinstance(score, (int, float)) else None,
+            source=str(source) if source is not None else None,
+        )
+    raise CaseError(f"documents[{index}]", "is not a document", type(obj).__name__)
+
+
+def _id_source(obj: Any) -> str:
+    """Where a foreign document's id comes from: metadata, own, source or index."""
+    metadata = getattr(obj, "metadata", None) or {}
+    own = getattr(obj, "id", None)
+    if metadata.get("id") not in (None, ""):
+        return "metadata"
+    if own and not _random_uuid(str(own)):
+        return "own"
+    if metadata.get("source") not in (None, ""):
+        return "source"
+    return "own" if own else "index"
+
+
+def _random_uuid(text: str) -> bool:
+    try:
+        return uuid.UUID(text).version == 4
+    except ValueError:
+        return False

@@ -145,8 +145,6 @@ class Diagnoser:
             analysis,
             on_step=lambda position, live: self.progress.update(position),
             seed_offset=seed_offset,
-            regex_timeout_s=self.settings.triage.regex_timeout_s,
-            regex_budget_s=self.settings.triage.regex_budget_s,
             settings=self.settings.sampling,
         )
         self.progress.phase("determinism check")
@@ -227,6 +225,7 @@ class Diagnoser:
             sampling=sampling,
             environment=environment,
             thresholds=self.settings.triage,
+            sampling_settings=self.settings.sampling,
             determinism=determinism,
             baseline_environment=baseline_environment,
         )

@@ -51,6 +51,8 @@ class ModelSettings:
 @dataclass(frozen=True)
 class DatabaseSettings:
     url: str = "sqlite:///rag-diagnose.db"
+    """The service's database (``DATABASE_URL``): SQLite needs nothing else; PostgreSQL adds
+    separate worker processes."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,7 @@ class Settings:
         env = dict(os.environ if environ is None else environ)
         models = ModelSettings(**{
             name: value
-            for name, variable, parse, expected in _MODEL_VARIABLES
+            for name, variable, parse, expected in MODEL_VARIABLES
             if (value := env_value(env, variable, parse, expected)) is not None
         })
         url = env_value(env, "DATABASE_URL", _database_url, _DATABASE_URL_FORM)
@@ -144,7 +146,7 @@ _database_url = _one_of_pattern(r"(sqlite|postgresql)(\+\w+)?://.*")
 _DATABASE_URL_FORM = "sqlite:///PATH or postgresql://USER@HOST:PORT/DB"
 
 #: (ModelSettings field, variable, parser, the expected form as the error states it)
-_MODEL_VARIABLES: tuple[tuple[str, str, Callable[[str], Any], str], ...] = (
+MODEL_VARIABLES: tuple[tuple[str, str, Callable[[str], Any], str], ...] = (
     ("cache_dir", "RAG_DIAGNOSE_CACHE_DIR", _directory, "a directory path"),
     ("device", "RAG_DIAGNOSE_DEVICE", _one_of_pattern(r"auto|cpu|mps|cuda(:\d+)?"),
      "auto, cpu, mps, cuda or cuda:N"),

@@ -20,12 +20,11 @@ from litestar.enums import RequestEncodingType
 from litestar.params import Body, QueryParameter
 from litestar.response import Redirect
 
-from api.security import content_security_policy
+from api.security import SESSION_COOKIE, content_security_policy
 from api.pages.render import Renderer
 from api.services.auth import Caller
 from api.services.errors import Forbidden, ServiceError
 
-SESSION_COOKIE = "rag_diagnose_key"
 LOGIN_RATE_LIMIT = "10/minute"
 _renderer = Renderer()
 _CSP_WITH_FORM = content_security_policy("'self'")

@@ -54,7 +54,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from diagnose.adapters.block_layout import infer_layout
-from diagnose.adapters.documents import to_documents
+from diagnose.document import to_documents
 from diagnose.case import Case, case_from_dict
 from diagnose.report import write_atomic
 from diagnose.prompt import user_message

@@ -143,7 +143,8 @@ def run_repairs(
             case=candidate.case,
             inputs=candidate_inputs(analysis.report, candidate.case, counter.count_tokens, done.prompt_tokens,
                                     thresholds),
-            sampling=done.sampling, environment=environment, thresholds=thresholds))
+            sampling=done.sampling, environment=environment, thresholds=thresholds,
+            sampling_settings=sampling_settings))
         spent += cost
         sampled.append(done)
     family = sum(len(s.candidate.metrics) for s in sampled)
@@ -177,7 +178,8 @@ def _sample(candidate: Candidate, temps: list[float], case: Case, analysis: Inpu
         on_step = (lambda position, live: progress.update(position)) if progress is not None else None
         decoded = _by_temperature(sample_traces(candidate.case, backend, prompt_ids, rows_for(spec, seed_offset),
                                                 on_step))
-        checker = ConstraintChecker(case.constraints, thresholds.regex_timeout_s, thresholds.regex_budget_s)
+        checker = ConstraintChecker(case.constraints, sampling_settings.regex_timeout_s,
+                                    sampling_settings.regex_budget_s)
         for t in temps:
             # Measured against the original case's centers and documents, so the pull is comparable.
             runs[t] = measure_run(case, backend, decoded[t], embedder, analysis, checker, sampling_settings)

@@ -5,7 +5,7 @@ dispatches on the struct. The sampling stage checks its samples with one
 :class:`ConstraintChecker` per diagnosis.
 
 A ``regex`` constraint is the case author's pattern run on model output, so it
-runs with a time limit (:mod:`diagnose.sampling.patterns`: the ``regex`` module,
+runs with a time limit (:mod:`diagnose.text.patterns`: the ``regex`` module,
 not the stdlib ``re``, which backtracks without limit holding the GIL). A pattern
 stopped at its limit has an unknown result, neither a pass nor a fail
 (:class:`ConstraintTimeout`, :attr:`ConstraintChecker.stopped`); the triage rule
@@ -26,8 +26,8 @@ from diagnose.case import (
     MustIncludeConstraint,
     RegexConstraint,
 )
-from diagnose.sampling.patterns import MAX_PATTERN_SIZE, PatternError, compile_pattern, search
-from diagnose.triage.thresholds import TriageThresholds
+from diagnose.text.patterns import MAX_PATTERN_SIZE, PatternError, compile_pattern, search
+from diagnose.sampling.settings import SamplingSettings
 
 __all__ = [
     "MAX_PATTERN_SIZE",
@@ -43,10 +43,10 @@ __all__ = [
 log = logging.getLogger(__name__)
 _clock = time.perf_counter  # the budget's clock (wall time)
 
-REGEX_TIMEOUT_S: float = TriageThresholds.regex_timeout_s
-"""Default time limit of one match (``Settings.triage.regex_timeout_s``)."""
-REGEX_BUDGET_S: float = TriageThresholds.regex_budget_s
-"""Default time one regex constraint may take over a diagnosis (``Settings.triage.regex_budget_s``)."""
+REGEX_TIMEOUT_S: float = SamplingSettings.regex_timeout_s
+"""Default time limit of one match (``Settings.sampling.regex_timeout_s``)."""
+REGEX_BUDGET_S: float = SamplingSettings.regex_budget_s
+"""Default time one regex constraint may take over a diagnosis (``Settings.sampling.regex_budget_s``)."""
 
 
 class ConstraintTimeout(TimeoutError):

@@ -23,3 +23,10 @@ class SamplingSettings:
     """... and only when that center beats the runner-up by at least this cosine."""
     bifurcation_margin: float = 0.1
     """Top-2 probability gap under which a position counts as nearly tied (``bifurcations``)."""
+    regex_timeout_s: float = 0.1
+    """Time limit (seconds, the ``regex`` module's) of one regex constraint's match on one
+    sample; a match stopped at it leaves the constraint's compliance unknown
+    (``sampling.constraint_timeout``) and the constraint is not run again in that diagnosis."""
+    regex_budget_s: float = 1.0
+    """Time (seconds, wall clock) one regex constraint may take over all the samples of a
+    diagnosis; once spent, the constraint is stopped as if it had timed out."""

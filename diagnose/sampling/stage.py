@@ -20,7 +20,6 @@ from diagnose.sampling.pull import attribute_samples
 from diagnose.sampling.sample_answers import answer_frame, read_answers
 from diagnose.sampling.semantic import answer_clusters, split_clusters
 from diagnose.sampling.settings import SamplingSettings
-from diagnose.triage.thresholds import TriageThresholds
 
 
 def run_sampling(
@@ -31,21 +30,19 @@ def run_sampling(
     analysis: InputAnalysis,
     on_step: StepCallback | None = None,
     seed_offset: int = 0,
-    regex_timeout_s: float = TriageThresholds.regex_timeout_s,
-    regex_budget_s: float = TriageThresholds.regex_budget_s,
     settings: SamplingSettings = SamplingSettings(),
 ) -> tuple[SamplingReport, list[Trace]]:
     """Sample every row, then measure each temperature.
 
-    ``regex_timeout_s`` / ``regex_budget_s`` (``Settings.triage``) bound the case's
-    regex constraints: one checker spans every temperature, so a pattern stopped at
-    its limit is not run again (see :class:`ConstraintChecker`). ``settings``
-    (``Settings.sampling``) holds the measurements' thresholds (:func:`measure_run`).
+    ``settings`` (``Settings.sampling``) holds the measurements' thresholds
+    (:func:`measure_run`) and the limits of the case's regex constraints: one checker spans
+    every temperature, so a pattern stopped at its limit is not run again (see
+    :class:`ConstraintChecker`).
     """
     started = time.perf_counter()
     rows = rows_for(case.sampling, seed_offset)
     traces = sample_traces(case, backend, prompt_ids, rows, on_step)
-    checker = ConstraintChecker(case.constraints, regex_timeout_s, regex_budget_s)
+    checker = ConstraintChecker(case.constraints, settings.regex_timeout_s, settings.regex_budget_s)
     runs = [
         measure_run(
             case,

@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 from diagnose.case import Case
 from diagnose.report import Finding, InputReport, SamplingReport, Severity, Stage, TemperatureRun
+from diagnose.sampling.settings import SamplingSettings
 from diagnose.triage.thresholds import TriageThresholds
 
 
@@ -29,6 +30,8 @@ class TriageContext:
     sampling: SamplingReport | None
     environment: dict[str, Any]
     thresholds: TriageThresholds
+    sampling_settings: SamplingSettings = SamplingSettings()
+    """What the sampling stage measured with (its regex limits are named in evidence)."""
     determinism: DeterminismCheck | None = None
     baseline_environment: dict[str, Any] | None = None
     """A previous run's environment to compare with (``run --baseline``)."""

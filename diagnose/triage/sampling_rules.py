@@ -232,7 +232,7 @@ def constraint_timeout(ctx: TriageContext) -> Flag | None:
     if not stopped:
         return None
     constraints = ctx.case.constraints
-    t = ctx.thresholds
+    t = ctx.sampling_settings
     return Flag(
         "warn",
         {

@@ -57,10 +57,3 @@ class TriageThresholds:
     different candidate set, from which the difference is material (a warning)."""
     context_near_share: float = 0.9
     """Prompt + budget above this share of the context window is a warning; above 1.0 fails."""
-    regex_timeout_s: float = 0.1
-    """Time limit (seconds, the ``regex`` module's) of one regex constraint's match on one
-    sample; a match stopped at it leaves the constraint's compliance unknown
-    (``sampling.constraint_timeout``) and the constraint is not run again in that diagnosis."""
-    regex_budget_s: float = 1.0
-    """Time (seconds, wall clock) one regex constraint may take over all the samples of a
-    diagnosis; once spent, the constraint is stopped as if it had timed out."""

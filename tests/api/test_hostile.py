@@ -579,7 +579,7 @@ def test_slowloris_connections_are_closed_at_the_header_timeout(tmp_path):
 
 
 def test_the_sign_in_cookie_is_a_session_and_a_stale_one_locks_nobody_out(hostile_app):
-    from api.controllers.session import SESSION_COOKIE
+    from api.security import SESSION_COOKIE
     from api.services.auth import revoke_key
 
     client = hostile_app.state.client
@@ -602,7 +602,7 @@ def test_the_sign_in_cookie_is_a_session_and_a_stale_one_locks_nobody_out(hostil
 
 
 def test_a_cross_site_sign_in_is_refused(hostile_app):
-    from api.controllers.session import SESSION_COOKIE
+    from api.security import SESSION_COOKIE
 
     client = hostile_app.state.client
     key = _keys(hostile_app, alice="user")["alice"]["authorization"].removeprefix("Bearer ")

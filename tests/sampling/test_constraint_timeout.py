@@ -10,6 +10,7 @@ from diagnose.case import Case, Document, MustIncludeConstraint, RegexConstraint
 from diagnose.inputs import InputSettings, analyze_inputs
 from diagnose.report import TemperatureRun
 from diagnose.sampling.fake import FakeBackend
+from diagnose.sampling.settings import SamplingSettings
 from diagnose.sampling.stage import run_sampling
 from diagnose.triage import RULES, TriageContext, TriageThresholds, triage
 from diagnose.triage import sampling_rules
@@ -27,7 +28,7 @@ def _says_the_word(history: list[int]) -> list[float]:
     return [0.0, 0.0, 3.0, 2.0, 0.0]
 
 
-def _sample(constraints, thresholds: TriageThresholds):
+def _sample(constraints, limits: SamplingSettings):
     case = Case(
         id="regex", question="Where?", documents=[Document(id="d0", text="broken bow"), Document(id="d1", text="bow")],
         sampling=SamplingSpec(seeds=16, temperatures=[0.2, 0.7, 1.2], max_new_tokens=4, top_k=0, top_p=1.0),
@@ -37,18 +38,17 @@ def _sample(constraints, thresholds: TriageThresholds):
     analysis = analyze_inputs(case, embedder, InputSettings())
     backend = FakeBackend(VOCAB, _says_the_word)
     started = time.perf_counter()
-    report, _ = run_sampling(case, backend, [4], embedder, analysis,
-                             regex_timeout_s=thresholds.regex_timeout_s, regex_budget_s=thresholds.regex_budget_s)
+    report, _ = run_sampling(case, backend, [4], embedder, analysis, settings=limits)
     elapsed = time.perf_counter() - started
     context = TriageContext(case=case, inputs=analysis.report, sampling=report, environment={},
-                            thresholds=thresholds)
+                            thresholds=TriageThresholds(), sampling_settings=limits)
     return report, triage(context), elapsed
 
 
 def test_48_samples_with_a_catastrophic_regex_finish_and_report_it():
-    thresholds = TriageThresholds(regex_timeout_s=0.05, regex_budget_s=0.5)
+    limits = SamplingSettings(regex_timeout_s=0.05, regex_budget_s=0.5)
     constraints = [MustIncludeConstraint(text="yes"), RegexConstraint(pattern=HOSTILE)]
-    report, findings, elapsed = _sample(constraints, thresholds)
+    report, findings, elapsed = _sample(constraints, limits)
     assert elapsed < 5.0  # with re.search: 2^30 steps per sample
     assert sum(run.n for run in report.runs) == 48
     for run in report.runs:
@@ -69,8 +69,7 @@ def test_48_samples_with_a_catastrophic_regex_finish_and_report_it():
 
 
 def test_a_quick_regex_is_judged_and_reported_as_usual():
-    thresholds = TriageThresholds()
-    report, findings, _ = _sample([RegexConstraint(pattern=r"\byes\b")], thresholds)
+    report, findings, _ = _sample([RegexConstraint(pattern=r"\byes\b")], SamplingSettings())
     for run in report.runs:
         assert not any(u == "compliance_rate" or u.startswith("constraints[") for u in run.unavailable)
         assert run.compliance_rate == sum(re.search(r"\byes\b", s.text) is not None for s in run.samples) / run.n
@@ -91,7 +90,8 @@ def _context(runs: list[TemperatureRun]) -> TriageContext:
                              RegexConstraint(pattern="(x|x)*y")])
     inputs = InputReport(gravity_centers=[], noise_documents=[], conflict=Conflict(detected=False, score=0.0))
     return TriageContext(case=case, inputs=inputs, sampling=SamplingReport(runs=runs), environment={},
-                         thresholds=TriageThresholds(regex_timeout_s=0.2, regex_budget_s=2.0))
+                         thresholds=TriageThresholds(),
+                         sampling_settings=SamplingSettings(regex_timeout_s=0.2, regex_budget_s=2.0))
 
 
 def test_the_rule_names_each_stopped_pattern_and_the_temperatures_it_left_unjudged():

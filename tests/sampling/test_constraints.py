@@ -112,7 +112,7 @@ import time  # noqa: E402
 from diagnose.case import CaseError  # noqa: E402
 from diagnose.sampling import constraints as constraints_module  # noqa: E402
 from diagnose.sampling.constraints import ConstraintChecker, ConstraintTimeout  # noqa: E402
-from diagnose.sampling.patterns import MAX_PATTERN_SIZE, PatternError, compile_pattern  # noqa: E402
+from diagnose.text.patterns import MAX_PATTERN_SIZE, PatternError, compile_pattern  # noqa: E402
 
 #: The pattern of the incident: the stdlib backtracks exponentially on it (minutes on 30 characters).
 STDLIB_HOSTILE = "(.*)*\\x00"
