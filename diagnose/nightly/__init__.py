@@ -11,13 +11,13 @@ Runs are files here; database storage and queue fan-out come with the REST servi
 
 from diagnose.nightly.library import LibraryCase, discover
 from diagnose.nightly.regression import (
-    GATE_FAILED_EXIT, FailOn, NightlyResult, compare_runs, default_diagnose_factory, find_runs,
+    GATE_FAILED_EXIT, FailOn, NightlyResult, compare_runs, find_runs,
     resolve_baseline, run_nightly,
 )
 from diagnose.nightly.runner import CaseRecord, DiagnoseFactory, DiagnoseFn, RunRecord, load_run, run_library
 
 __all__ = [
     "CaseRecord", "DiagnoseFactory", "DiagnoseFn", "FailOn", "GATE_FAILED_EXIT", "LibraryCase",
-    "NightlyResult", "RunRecord", "compare_runs", "default_diagnose_factory", "discover",
+    "NightlyResult", "RunRecord", "compare_runs", "discover",
     "find_runs", "load_run", "resolve_baseline", "run_library", "run_nightly",
 ]

@@ -82,15 +82,6 @@ class NightlyResult:
         return counts
 
 
-def default_diagnose_factory() -> DiagnoseFn:
-    """The real pipeline: one Diagnoser (models loaded once), settings from the environment."""
-    from diagnose.pipeline import Diagnoser
-    from diagnose.settings import Settings
-
-    diagnoser = Diagnoser.from_settings(Settings.from_env())
-    return lambda case, seed_offset: diagnoser.run(case, seed_offset=seed_offset).to_dict()
-
-
 def _note(kind: str, severity: str, message: str, baseline: Any = None, current: Any = None,
           evidence: dict | None = None) -> "Change":
     from diagnose.nightly.compare import Change
@@ -180,9 +171,9 @@ def run_nightly(
     tags: Sequence[str] = (),
     workers: int = 1,
     seed_offset: int | None = None,
-    diagnose_factory: DiagnoseFactory = default_diagnose_factory,
     on_case: Callable[[CaseRecord, int, int], None] | None = None,
     *,
+    diagnose_factory: DiagnoseFactory,
     fail_on: FailOn = "fail",
     run_id: str | None = None,
     resume: bool = True,

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-import diagnose.nightly as nightly
 from diagnose.cli import _run, cli
 from tests.nightly.test_runner import CHANGED, LIBRARY, fake_report
 
@@ -18,8 +17,10 @@ def invoke(args: list[str]) -> int:
 
 @pytest.fixture(autouse=True)
 def fake_pipeline(monkeypatch):
-    """The CLI asks diagnose.nightly for its factory at call time; hand it the fake."""
-    monkeypatch.setattr(nightly, "default_diagnose_factory", lambda: fake_report)
+    """The CLI asks diagnose.pipeline for its factory at call time; hand it the fake."""
+    from diagnose import pipeline
+
+    monkeypatch.setattr(pipeline, "nightly_diagnose_factory", lambda: fake_report)
 
 
 def test_nightly_passes_unchanged_and_fails_changed(tmp_path: Path, capsys):

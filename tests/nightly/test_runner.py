@@ -252,10 +252,10 @@ def test_workers_run_cases_in_a_process_pool(tmp_path: Path) -> None:
 @pytest.mark.models
 def test_real_pipeline_two_cases_twice_then_a_changed_budget(tmp_path: Path) -> None:
     """End to end on the real models: unchanged cases pass across seed offsets; a cut budget fails."""
-    from diagnose.nightly import default_diagnose_factory
+    from diagnose.pipeline import nightly_diagnose_factory
 
     wanted = {"canberra-capital", "python-creator"}
-    diagnose = default_diagnose_factory()
+    diagnose = nightly_diagnose_factory()
     first = run_library([c for c in discover(LIBRARY) if c.case_id in wanted], tmp_path / "a", diagnose, 0)
     second = run_library([c for c in discover(LIBRARY) if c.case_id in wanted], tmp_path / "b", diagnose, 1000)
     assert all(c.status == "done" for c in first.cases + second.cases)
