@@ -343,7 +343,7 @@ def check_engine(family_names: tuple[str, ...], dtype: str) -> int:
     import torch
 
     from diagnose.errors import EXIT_INTERNAL
-    from diagnose.models import _quiet_transformers
+    from diagnose.models.registry import quiet_transformers
     from diagnose.sampling.conformance import check_all, families, summary
 
     known = families()
@@ -351,7 +351,7 @@ def check_engine(family_names: tuple[str, ...], dtype: str) -> int:
     if unknown:
         raise click.BadParameter(f"{', '.join(unknown)}: not a causal-LM family of this transformers "
                                  f"(e.g. {', '.join(known[:4])}, ...)", param_hint="'--family'")
-    _quiet_transformers()
+    quiet_transformers()
     torch.set_num_threads(1)  # tiny models: one thread is fastest, and a loaded machine stays usable
     results = []
     for result in check_all(list(family_names) or known, getattr(torch, dtype)):

@@ -55,7 +55,7 @@ def test_gguf_cache_is_reused_and_loads_as_a_model_directory(tmp_path: Path):
 
 
 def test_registry_hashes_each_file_once_while_it_is_unchanged(tmp_path: Path, monkeypatch):
-    import diagnose.models as models
+    import diagnose.models.registry as models
 
     calls: list[Path] = []
     real = models.file_sha256
@@ -127,7 +127,7 @@ def test_prompt_counter_of_a_gguf_never_converts_the_weights(tmp_path: Path, mon
     """`diagnose inputs` counts tokens: it must not pay for converting the generator (~30 s)."""
     import transformers
 
-    import diagnose.models as models
+    import diagnose.models.registry as models
 
     gguf = write_gguf_header(tmp_path / "tiny.Q4_0.gguf", [
         ("general.architecture", 8, _gguf_string("llama")), ("llama.context_length", 4, struct.pack("<I", 2048))])
@@ -169,3 +169,14 @@ def test_the_embedded_generator_counts_tokens_as_its_converted_cache_does(tmp_pa
                 {"role": "user", "content": "When did it open? 1937 or 1952, ünïcode 数字"}]
     assert fresh.chat_ids(messages) == converted.counter.chat_ids(messages)
     assert fresh.context_window == converted.counter.context_window == 8192
+
+
+def test_the_registry_leaves_the_environment_alone(tmp_path: Path, monkeypatch):
+    """Offline is per call (local files only), not a variable the library sets behind the caller."""
+    import os
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    before = dict(os.environ)
+    registry = ModelRegistry(ModelSettings(cache_dir=tmp_path))
+    registry.prompt_counter("default").count_tokens("How many tokens?")
+    assert dict(os.environ) == before
