@@ -21,8 +21,10 @@ from diagnose.errors import CaseError
 MAX_SEEDS = 256
 #: Largest number of temperatures in one case.
 MAX_TEMPERATURES = 8
-#: Temperatures are accepted in [0, MAX_TEMPERATURE]; 0 (or below 1e-5) means greedy.
+#: Temperatures are accepted in [0, MAX_TEMPERATURE]; at or below GREEDY_EPSILON means greedy.
 MAX_TEMPERATURE = 2.0
+#: A temperature at or below this value means greedy decoding (argmax).
+GREEDY_EPSILON = 1e-5
 #: Largest generation budget per sample.
 MAX_NEW_TOKENS = 4096
 #: Largest repetition penalty; values above ~2 destroy fluency already.

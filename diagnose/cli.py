@@ -24,7 +24,6 @@ from diagnose.errors import EXIT_GATE, EXIT_INTERNAL, CaseError, DiagnoseError
 CASE_ARG = click.argument("case", type=click.Path(dir_okay=False, path_type=Path))
 FAIL_ON_LEVELS = ("warn", "fail", "never")
 #: How bad each verdict (run, inputs) is, against a --fail-on level.
-_VERDICT_RANK = {"ok": 0, "warn": 1, "fail": 2}
 
 
 def fail_on_option(default: str, what: str):
@@ -36,9 +35,9 @@ def fail_on_option(default: str, what: str):
 
 def verdict_exit(verdict: str, fail_on: str) -> int:
     """0, or :data:`EXIT_GATE` when the report's verdict reaches ``--fail-on``."""
-    if fail_on == "never":
-        return 0
-    return EXIT_GATE if _VERDICT_RANK[verdict] >= _VERDICT_RANK[fail_on] else 0
+    from diagnose.report import reaches
+
+    return EXIT_GATE if reaches(verdict, fail_on) else 0
 
 
 class CommaFloats(click.ParamType):

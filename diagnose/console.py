@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from diagnose.report import Report
+from diagnose.display import fixed
 from diagnose.verdict_lines import basis_lines
 
 _VERDICT_STYLE = {"ok": "bold green", "warn": "bold yellow", "fail": "bold red"}
@@ -162,7 +163,7 @@ class Console:
         for run in report.sampling.runs if report.sampling else []:
             table.add_row(
                 f"{run.temperature:g}", str(run.n), f"{run.first_token_divergence:.2f}",
-                _num(run.mean_entropy, ".2f"), _num(run.perplexity, ".1f"), f"{run.repetition_rate:.2f}",
+                fixed(run.mean_entropy, 2), fixed(run.perplexity, 1), f"{run.repetition_rate:.2f}",
                 f"{run.semantic_entropy:.2f}", f"{run.compliance_rate:.2f}", f"{run.truncation_rate:.2f}",
                 _answers(run.answer_kinds),
             )
@@ -207,8 +208,7 @@ def _answers(kinds: dict[str, int]) -> str:
     return f"{kinds.get('answer', 0)}" + (f" ({kinds['other']} other)" if kinds.get("other") else "")
 
 
-def _num(value: float | None, spec: str) -> str:
-    return "n/a" if value is None else format(value, spec)
+
 
 
 def environment_line(env: dict) -> str:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from diagnose.case import Case
 from diagnose.environment import fingerprint
 from diagnose.inputs import InputAnalysis, analyze_inputs
 from diagnose.models import ModelRegistry
+from diagnose.progress import Progress, SilentProgress
 from diagnose.prompt import build_messages, flat_prompt
 from diagnose.report import Report, SamplingReport, VerdictBasis, deciding_finding, verdict_of
 from diagnose.settings import Settings
@@ -18,22 +19,6 @@ from diagnose.triage.input_rules import lost_in_the_middle_at
 if TYPE_CHECKING:
     from diagnose.nightly.runner import DiagnoseFn
     from diagnose.sampling.remote import RemoteBackend
-
-
-class Progress(Protocol):
-    """How long work reports itself (the CLI draws a progress bar)."""
-
-    def phase(self, description: str, total: int | None = None) -> None: ...
-
-    def update(self, completed: int) -> None: ...
-
-
-class SilentProgress:
-    def phase(self, description: str, total: int | None = None) -> None:
-        pass
-
-    def update(self, completed: int) -> None:
-        pass
 
 
 @dataclass

@@ -17,6 +17,13 @@ Stage = Literal["input", "sampling", "length", "environment", "framework"]
 STAGE_ORDER: tuple[Stage, ...] = ("input", "sampling", "length", "environment", "framework")
 Severity = Literal["info", "warn", "fail"]
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warn": 1, "fail": 2}
+#: The same order for what ``--fail-on`` compares: a verdict (``ok``) and a nightly case's status (``pass``).
+LEVEL_RANK: dict[str, int] = {**SEVERITY_RANK, "ok": 0, "pass": 0}
+
+
+def reaches(level: str, fail_on: str) -> bool:
+    """Whether a severity, verdict or case status is at or above ``fail_on`` (``never``: nothing is)."""
+    return fail_on != "never" and LEVEL_RANK[level] >= LEVEL_RANK[fail_on]
 """How bad each severity is: higher is worse."""
 Verdict = Literal["ok", "warn", "fail"]
 

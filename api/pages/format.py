@@ -7,20 +7,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from diagnose.display import fixed
+from diagnose.html.view import KeyValue
+from diagnose.html.view import key_values as engine_key_values
+
 DASH = "—"
-
-
-@dataclass(frozen=True, slots=True)
-class KeyValue:
-    key: str
-    value: str
-    block: bool = False
-    """True when ``value`` is pretty JSON, shown preformatted."""
 
 
 def when(moment: dt.datetime | None) -> str:
@@ -40,13 +34,7 @@ def day(moment: dt.datetime) -> str:
 
 
 def number(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return DASH
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}" if math.isfinite(value) else str(value)
-    return str(value)
+    return fixed(value, digits, missing=DASH)
 
 
 def signed(delta: float, digits: int = 3) -> str:
@@ -64,14 +52,8 @@ def value(data: Any) -> str:
 
 
 def key_values(data: Mapping[str, Any]) -> list[KeyValue]:
-    """Evidence as rows; nested structures become pretty JSON blocks."""
-    rows = []
-    for key, item in data.items():
-        if isinstance(item, (dict, list, tuple)):
-            rows.append(KeyValue(str(key), json.dumps(item, indent=2, ensure_ascii=False, default=str), block=True))
-        else:
-            rows.append(KeyValue(str(key), number(item)))
-    return rows
+    """Evidence as rows (the report page's rule), numbers as the pages show them."""
+    return engine_key_values(data, scalar=number)
 
 
 def clip(text: str, limit: int) -> str:

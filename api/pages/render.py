@@ -10,24 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined
 from litestar import Response
 
 from api.security import HTML_HEADERS
-from diagnose.html.page import TEMPLATES as ENGINE_TEMPLATES
+from diagnose.html.page import template_environment
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 class Renderer:
     def __init__(self) -> None:
-        self.env = Environment(
-            loader=ChoiceLoader([FileSystemLoader(TEMPLATES), FileSystemLoader(ENGINE_TEMPLATES)]),
-            autoescape=True,
-            undefined=StrictUndefined,
-            trim_blocks=True,
-            lstrip_blocks=True,
-        )
+        self.env = template_environment(TEMPLATES)
 
     def html(self, template: str, **context: Any) -> str:
         return self.env.get_template(template).render(**context)

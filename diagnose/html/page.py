@@ -19,9 +19,11 @@ TEMPLATE = "report.html.j2"
 BODY_TEMPLATE = "report_body.html.j2"
 
 
-def _environment() -> Environment:
+def template_environment(*first: Path) -> Environment:
+    """The one Jinja setup of every page (autoescaped, undefined names are errors); the
+    directories in ``first`` are searched before the report's templates."""
     return Environment(
-        loader=FileSystemLoader(TEMPLATES),
+        loader=FileSystemLoader([*first, TEMPLATES]),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -32,10 +34,10 @@ def _environment() -> Environment:
 
 def render_report_html(report: Report) -> str:
     """Return the report as a standalone HTML document (no scripts, no remote resources)."""
-    return _environment().get_template(TEMPLATE).render(page=build_page(report))
+    return template_environment().get_template(TEMPLATE).render(page=build_page(report))
 
 
 def render_report_body(report: Report) -> str:
     """Only the report's sections (what the page's ``<main>`` holds), for embedding in
     another page that brings its own document, styles and security headers."""
-    return _environment().get_template(BODY_TEMPLATE).render(page=build_page(report))
+    return template_environment().get_template(BODY_TEMPLATE).render(page=build_page(report))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from diagnose.display import fixed, p_value
 from diagnose.report import Report
 
 
@@ -76,7 +77,7 @@ def build_repairs(report: Report) -> RepairsView | None:
         metrics = [
             RepairMetricRow(
                 f"{run.temperature:g}" + (f" → {run.after_temperature:g}" if run.after_temperature != run.temperature else ""),
-                name, _num(run.before.get(name)), _num(run.after.get(name)), _num(run.p.get(name), 4))
+                name, fixed(run.before.get(name)), fixed(run.after.get(name)), p_value(run.p.get(name)))
             for run in r.runs for name in run.before
         ]
         answer = ""
@@ -88,7 +89,7 @@ def build_repairs(report: Report) -> RepairsView | None:
             change=json.dumps(r.change, ensure_ascii=False), answers=", ".join(r.answers),
             resolved="yes" if r.resolved else "no", diff=r.diff or "(no textual change)",
             metrics=metrics,
-            tests=[RepairTestRow(t.metric, t.role, t.test, _num(t.before), _num(t.after), _num(t.p_adjusted, 4),
+            tests=[RepairTestRow(t.metric, t.role, t.test, fixed(t.before), fixed(t.after), p_value(t.p_adjusted),
                                  t.outcome) for t in r.tests],
             answer=answer, note=r.note or "", new_findings=", ".join(r.new_findings), samples=r.samples,
         ))
@@ -97,5 +98,4 @@ def build_repairs(report: Report) -> RepairsView | None:
     return RepairsView(headline=overview.headline, facts=facts, repairs=rows, skipped=skipped)
 
 
-def _num(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}g}" if digits == 4 else f"{value:.{digits}f}"
+

@@ -8,7 +8,7 @@ chart fields are ``Markup`` built by :mod:`diagnose.html.svg`, which escapes.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ from diagnose.html.centers import (
     GREY, PALETTE, LegendItem, MassPullTable, center_colors, document_map, mass_vs_pull, pull_groups,
 )  # fmt: skip
 from diagnose.report import Finding, InputReport, Report, SamplingReport, TemperatureRun
+from diagnose.display import fixed
 from diagnose.verdict_lines import basis_lines
 
 METRICS = (
@@ -166,26 +167,24 @@ def build_page(report: Report) -> PageView:
         findings=[_finding(f) for f in report.findings],
         input=_input(report.input, report.sampling, colors),
         sampling=_sampling(report.sampling, report.input, colors) if report.sampling else None,
-        environment=_key_values(report.environment),
+        environment=key_values(report.environment),
         repairs=build_repairs(report),
         basis=basis_lines(report.to_dict()),
     )
 
 
-def _fmt(value: float | int | None, digits: int = 3) -> str:
-    if value is None:
-        return "n/a"  # a metric the backend cannot compute (TemperatureRun.unavailable)
-    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
-def _key_values(data: Mapping[str, Any]) -> list[KeyValue]:
+def key_values(data: Mapping[str, Any], scalar: Callable[[Any], str] = lambda v: "null" if v is None else str(v)
+               ) -> list[KeyValue]:
+    """Evidence as rows: nested structures become pretty JSON blocks, the rest ``scalar(value)``."""
     rows = []
     for key, value in data.items():
         if isinstance(value, (dict, list, tuple)):
             text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
             rows.append(KeyValue(str(key), text, block=True))
         else:
-            rows.append(KeyValue(str(key), "null" if value is None else str(value)))
+            rows.append(KeyValue(str(key), scalar(value)))
     return rows
 
 
@@ -209,7 +208,7 @@ def _finding(finding: Finding) -> FindingRow:
         severity=finding.severity,
         rule=finding.rule,
         advice=finding.advice,
-        evidence=_key_values(finding.evidence),
+        evidence=key_values(finding.evidence),
     )
 
 
@@ -217,7 +216,7 @@ def _input(inp: InputReport, sampling: SamplingReport | None, colors: Mapping[st
     chart, legend = document_map(inp, sampling, colors)
     facts = [
         KeyValue("conflict detected", "yes" if inp.conflict.detected else "no"),
-        KeyValue("conflict probability", f"{_fmt(inp.conflict.score)} ({inp.conflict.state})"),
+        KeyValue("conflict probability", f"{fixed(inp.conflict.score)} ({inp.conflict.state})"),
         KeyValue("documents", str(len(inp.documents))),
         KeyValue("centers made by", "the generator reading each document" if inp.tier == "read" else "the text alone"),
     ] + ([KeyValue("stance", "judged by the generator" if inp.stance == "assessed" else "not assessed")] if inp.stance else [])
@@ -228,7 +227,7 @@ def _input(inp: InputReport, sampling: SamplingReport | None, colors: Mapping[st
         document_map=chart,
         legend=legend,
         centers=[
-            CenterRow(c.id, c.label, _fmt(c.mass), list(c.documents), colors[c.id]) for c in inp.gravity_centers
+            CenterRow(c.id, c.label, fixed(c.mass), list(c.documents), colors[c.id]) for c in inp.gravity_centers
         ],
         pairs=[PairRow(p.a, p.b, p.kind, p.evidence) for p in inp.conflict.pairs],
         noise=list(inp.noise_documents),
@@ -246,12 +245,12 @@ def _input(inp: InputReport, sampling: SamplingReport | None, colors: Mapping[st
 
 
 def _sampling(sampling: SamplingReport, inp: InputReport, colors: Mapping[str, str]) -> SamplingView:
-    facts = [KeyValue("backend", sampling.backend), KeyValue("wall seconds", _fmt(sampling.wall_seconds, 1))]
-    rows = [[_fmt(getattr(run, name)) for name in METRICS] for run in sampling.runs]
+    facts = [KeyValue("backend", sampling.backend), KeyValue("wall seconds", fixed(sampling.wall_seconds, 1))]
+    rows = [[fixed(getattr(run, name)) for name in METRICS] for run in sampling.runs]
     runs = [_run(i, run, inp, colors) for i, run in enumerate(sampling.runs)]
     ablation = [
-        [a.variant, str(len(a.documents)), _fmt(a.temperature), _fmt(a.mean_entropy),
-         _fmt(a.semantic_entropy), _fmt(a.first_token_divergence)]
+        [a.variant, str(len(a.documents)), fixed(a.temperature), fixed(a.mean_entropy),
+         fixed(a.semantic_entropy), fixed(a.first_token_divergence)]
         for a in sampling.ablation
     ]
     return SamplingView(facts=facts, metric_names=METRICS, metric_rows=rows, runs=runs,
@@ -268,7 +267,7 @@ def _run(index: int, run: TemperatureRun, inp: InputReport, colors: Mapping[str,
         first_token_chart=svg.horizontal_bars(_first_token_bars(run.first_tokens), label="first tokens"),
         entropy_chart=svg.entropy_line(run.entropy_by_position, [b.position for b in run.bifurcations]),
         bifurcations=[
-            BifurcationRow(b.position, b.context, [visible(c) for c in b.candidates], _fmt(b.margin))
+            BifurcationRow(b.position, b.context, [visible(c) for c in b.candidates], fixed(b.margin))
             for b in run.bifurcations
         ],
         clusters=_clusters(run, labels, colors),

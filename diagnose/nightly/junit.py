@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, Any
 
 from diagnose.report import SEVERITY_RANK
+from diagnose.display import fixed
 from diagnose.verdict_lines import basis_lines
 
 if TYPE_CHECKING:
@@ -39,16 +40,16 @@ def key_metrics(report: dict | None) -> list[str]:
         *basis_lines(report),
         f"input: {len(inp.get('gravity_centers') or [])} gravity center(s), "
         f"{len(inp.get('noise_documents') or [])} noise document(s), conflict "
-        f"{'detected' if conflict.get('detected') else 'none'} (score {_num(conflict.get('score'))})",
+        f"{'detected' if conflict.get('detected') else 'none'} (score {fixed(conflict.get('score'))})",
     ]
     for run in (report.get("sampling") or {}).get("runs") or []:
         pull = run.get("center_pull") or {}
         top = max(pull.items(), key=lambda kv: kv[1]) if pull else None
         lines.append(
-            f"T={run.get('temperature')} n={run.get('n')}: semantic_entropy {_num(run.get('semantic_entropy'))}, "
-            f"first_token_divergence {_num(run.get('first_token_divergence'))}, "
-            f"compliance {_num(run.get('compliance_rate'))}, truncation {_num(run.get('truncation_rate'))}"
-            + (f", top center {top[0]} {_num(top[1])}" if top else "")
+            f"T={run.get('temperature')} n={run.get('n')}: semantic_entropy {fixed(run.get('semantic_entropy'))}, "
+            f"first_token_divergence {fixed(run.get('first_token_divergence'))}, "
+            f"compliance {fixed(run.get('compliance_rate'))}, truncation {fixed(run.get('truncation_rate'))}"
+            + (f", top center {top[0]} {fixed(top[1])}" if top else "")
         )
     findings = [f"{f.get('severity')} {f.get('stage')}/{f.get('rule')}" for f in report.get("findings") or []
                 if f.get("severity") != "info"]
@@ -124,5 +125,4 @@ def render_junit(result: "NightlyResult") -> str:
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def _num(value: Any) -> str:
-    return f"{value:.3f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+

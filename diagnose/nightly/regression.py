@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 from diagnose.errors import EXIT_GATE, UsageError
+from diagnose.report import reaches
 from diagnose.nightly.library import discover
 from diagnose.nightly.runner import (
     CaseRecord, DiagnoseFactory, DiagnoseFn, RunRecord, load_run, new_run_id, run_library, seed_offset_for,
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
 FailOn = Literal["warn", "fail", "never"]
 #: Exit status when the gate trips (``--fail-on``); 0 otherwise.
 GATE_FAILED_EXIT = EXIT_GATE
-_RANK = {"pass": 0, "warn": 1, "fail": 2}
 
 
 def _gate(severity: str) -> str:
@@ -46,9 +46,7 @@ class NightlyResult:
     def failing(self, fail_on: FailOn | None = None) -> list["CaseComparison"]:
         """Comparisons that trip the gate under ``fail_on`` (default: the result's own)."""
         level = fail_on or self.fail_on
-        if level == "never":
-            return []
-        return [c for c in self.comparisons if _RANK[c.status] >= _RANK[level]]
+        return [c for c in self.comparisons if reaches(c.status, level)]
 
     def exit_status(self, fail_on: FailOn | None = None) -> int:
         """0 when no case trips the gate, else :data:`GATE_FAILED_EXIT`."""
@@ -60,9 +58,9 @@ class NightlyResult:
         level = fail_on or self.fail_on
         tripped = self.failing(level)
         return {
-            "regressed": sum(1 for c in tripped if any(_RANK[_gate(x.severity)] >= _RANK[level] for x in c.regressions)),
+            "regressed": sum(1 for c in tripped if any(reaches(_gate(x.severity), level) for x in c.regressions)),
             "failing_verdict": sum(1 for c in tripped if c.failing_verdict is not None
-                                   and _RANK[_gate(c.failing_verdict.severity)] >= _RANK[level]),
+                                   and reaches(_gate(c.failing_verdict.severity), level)),
         }
 
     def gate_line(self, fail_on: FailOn | None = None) -> str:

@@ -20,13 +20,14 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from diagnose.case import Case
 from diagnose.inputs import InputAnalysis
 from diagnose.inputs.embed import Embedder
+from diagnose.progress import Progress
 from diagnose.prompt import build_messages
 from diagnose.report import (
     SEVERITY_RANK, Finding, Repair, RepairAnswer, RepairOverview, RepairRun, RepairTest, SamplingReport,
@@ -45,6 +46,9 @@ from diagnose.sampling.settings import SamplingSettings
 from diagnose.sampling.stage import measure_run, sample_traces
 from diagnose.triage import TriageContext, TriageThresholds, triage
 
+if TYPE_CHECKING:
+    from diagnose.sampling.backend import PromptCounter
+
 BUDGET_FACTOR = 4
 """The default budget: this many times the case's samples (seeds x temperatures)."""
 BATCHING = "one batch per candidate (its rows share one prefill of its own prompt)"
@@ -52,18 +56,6 @@ REMOVAL_NOTE = (
     "Removing documents hides a conflict rather than resolving it, unless the removed documents "
     "are wrong: check that the answer below is the right one before dropping them from retrieval."
 )
-
-
-class PromptCounter(Protocol):
-    def chat_ids(self, messages: list[dict[str, str]]) -> list[int]: ...
-
-    def count_tokens(self, text: str) -> int: ...
-
-
-class Progress(Protocol):
-    def phase(self, description: str, total: int | None = None) -> None: ...
-
-    def update(self, completed: int) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,8 @@ from typing import ClassVar
 import torch
 from torch import Tensor
 
+from diagnose.case import GREEDY_EPSILON
 from diagnose.errors import CaseError
-
-#: A temperature at or below this value means greedy decoding (argmax).
-GREEDY_EPSILON = 1e-5
 
 __all__ = [
     "GREEDY_EPSILON",

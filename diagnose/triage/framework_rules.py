@@ -5,13 +5,14 @@ Facts from ``shared/reference/sampler-semantics.md`` (read from each project's s
 
 from __future__ import annotations
 
+from diagnose.case import GREEDY_EPSILON
 from diagnose.triage.context import Flag, TriageContext
 
 
 def sampler_portability(ctx: TriageContext) -> Flag | None:
     spec = ctx.case.sampling
     notes: dict[str, str] = {}
-    warm = [t for t in spec.temperatures if t > 1e-5]
+    warm = [t for t in spec.temperatures if t > GREEDY_EPSILON]
     # Top-k keeps the same tokens at any temperature (scaling is monotone): only top-p moves.
     if warm and spec.top_p < 1.0 and any(t != 1.0 for t in warm):
         notes["llama.cpp / Ollama"] = (
@@ -25,7 +26,7 @@ def sampler_portability(ctx: TriageContext) -> Flag | None:
             "OpenAI has only frequency/presence penalties; llama.cpp penalises only the last "
             "64 tokens, while Hugging Face penalises every prompt and output token"
         )
-    if any(t <= 1e-5 for t in spec.temperatures):
+    if any(t <= GREEDY_EPSILON for t in spec.temperatures):
         notes["Hugging Face"] = "temperature 0 with do_sample=True raises; use do_sample=False"
     served = ctx.environment.get("framework") or {}
     dropped = served.get("dropped_parameters") or {}

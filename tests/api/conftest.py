@@ -51,7 +51,7 @@ class FakeDiagnoser:
     """Counts calls; ``steps`` progress updates are reported during ``run`` (for cancellation)."""
 
     def __init__(self, steps: int = 0, fail: Exception | None = None) -> None:
-        from diagnose.pipeline import SilentProgress
+        from diagnose.progress import SilentProgress
 
         self.progress = SilentProgress()
         self.calls: list[tuple[str, str]] = []

@@ -53,7 +53,7 @@ class GateDiagnoser:
     ``crash`` makes those cases raise."""
 
     def __init__(self) -> None:
-        from diagnose.pipeline import SilentProgress
+        from diagnose.progress import SilentProgress
 
         self.progress = SilentProgress()
         self.calls: list[tuple[str, int]] = []
