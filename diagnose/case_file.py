@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import yaml
 
 from diagnose.case import MAX_NESTING, Case, case_from_dict, check_nesting
@@ -78,3 +80,32 @@ def _find_mark(data: Any, path: str) -> str | None:
             if found:
                 return found
     return None
+
+
+def case_to_yaml(case: Case) -> str:
+    """A case as the YAML file a user writes: field order, null and empty fields left out
+    (their defaults), multi-line text as block scalars; :func:`load_case` reads it back equal."""
+    return yaml.dump(_pruned(msgspec.to_builtins(case)), Dumper=_CaseDumper, sort_keys=False, allow_unicode=True,
+                     width=100)
+
+
+def _pruned(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _pruned(v) for k, v in value.items() if v is not None and v != [] and v != {}}
+    if isinstance(value, list):
+        return [_pruned(v) for v in value]
+    return value
+
+
+class _CaseDumper(yaml.SafeDumper):
+    pass
+
+
+def _represent_str(dumper: yaml.SafeDumper, text: str) -> Any:
+    # Block style keeps passages readable; PyYAML falls back to quoting when a
+    # block scalar could not round-trip the text (trailing spaces, tabs, ...).
+    style = "|" if "\n" in text and not re.search(r"[ \t]\n|\r", text) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_CaseDumper.add_representer(str, _represent_str)

@@ -45,7 +45,6 @@ from typing import Any
 from uuid import UUID
 
 import msgspec
-import yaml
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document as LCDocument
 from langchain_core.messages import BaseMessage
@@ -56,6 +55,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from diagnose.adapters.block_layout import infer_layout
 from diagnose.document import to_documents
 from diagnose.case import Case, case_from_dict
+from diagnose.case_file import case_to_yaml
 from diagnose.report import write_atomic
 from diagnose.prompt import user_message
 
@@ -288,17 +288,6 @@ class CaseCaptureHandler(BaseCallbackHandler):
         return human[start : last + len(texts[-1])] if 0 <= start <= last else ""
 
 
-def case_to_yaml(case: Case) -> str:
-    """A case as a YAML case file (``None`` fields left out, multi-line text as blocks)."""
-    return yaml.dump(
-        _drop_none(msgspec.to_builtins(case)),
-        Dumper=_CaseDumper,
-        sort_keys=False,
-        allow_unicode=True,
-        width=100,
-    )
-
-
 # ---------------------------------------------------------------- helpers
 
 
@@ -374,24 +363,3 @@ def _split(messages: Sequence[tuple[str, Any]]) -> tuple[str | None, str]:
 def _mark_question(text: str, question: str) -> str:
     return text.replace(question, "{question}") if question else text
 
-
-def _drop_none(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _drop_none(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_drop_none(v) for v in value]
-    return value
-
-
-class _CaseDumper(yaml.SafeDumper):
-    pass
-
-
-def _represent_str(dumper: yaml.SafeDumper, text: str) -> Any:
-    # Block style keeps passages readable; PyYAML falls back to quoting when a
-    # block scalar could not round-trip the text (trailing spaces, tabs, ...).
-    style = "|" if "\n" in text and not re.search(r"[ \t]\n|\r", text) else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
-
-
-_CaseDumper.add_representer(str, _represent_str)
