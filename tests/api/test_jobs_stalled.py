@@ -30,14 +30,15 @@ ROOT = Path(__file__).resolve().parents[2]
 STALLED_AFTER_S = 2.0
 HEARTBEAT_S = 0.5
 MAX_ATTEMPTS = 2
-SLOW_S = 12.0
-"""How long the busy workers' jobs take: well past a freeze, its stall and the sweep."""
+SLOW_LIMIT_S = 300.0
+"""The busy workers' jobs run until the test releases them (``TEST_RELEASE``, a file), so what
+happens while they are busy does not depend on how loaded the machine is; this bounds them."""
 
 
 class ScriptedDiagnoser(FakeDiagnoser):
     """What a case id asks for: ``freeze*`` stops the whole process (as a hung native call or a
-    stuck machine would), ``slow*`` reports progress for ``SLOW_S``, ``hang*`` sleeps without
-    reporting, anything else returns at once."""
+    stuck machine would), ``slow*`` reports progress until the file ``TEST_RELEASE`` exists,
+    ``hang*`` sleeps without reporting, anything else returns at once."""
 
     def run(self, case, seed_offset: int = 0):
         self.calls.append(("run", case.id))
@@ -45,8 +46,8 @@ class ScriptedDiagnoser(FakeDiagnoser):
         if case.id.startswith("freeze"):
             os.kill(os.getpid(), signal.SIGSTOP)
         elif case.id.startswith("slow"):
-            started = time.monotonic()
-            while time.monotonic() - started < SLOW_S:
+            started, release = time.monotonic(), Path(os.environ["TEST_RELEASE"])
+            while not release.exists() and time.monotonic() - started < SLOW_LIMIT_S:
                 self.progress.update(int(time.monotonic() - started))
                 time.sleep(0.1)
         elif case.id.startswith("hang"):
@@ -69,7 +70,8 @@ def worker_main() -> None:
 
 
 def _start_worker(url: str, name: str, log: Path, **env: str) -> subprocess.Popen:
-    environment = {**os.environ, "TEST_DATABASE_URL": url, "TEST_WORKER": name, "HF_HUB_OFFLINE": "1", **env}
+    environment = {**os.environ, "TEST_DATABASE_URL": url, "TEST_WORKER": name, "HF_HUB_OFFLINE": "1",
+                   "TEST_RELEASE": str(log.parent / "release-slow-jobs"), **env}
     return subprocess.Popen([sys.executable, "-c", "from tests.api.test_jobs_stalled import worker_main; worker_main()"],
                             cwd=ROOT, env=environment, stdout=log.open("ab"), stderr=subprocess.STDOUT,
                             start_new_session=True)
@@ -141,16 +143,17 @@ def test_a_frozen_workers_job_is_requeued_while_every_live_worker_is_busy(pg, tm
         _wait(lambda: _process_state(workers[2]) == "T", 10, "the third worker to freeze", log)
 
         # Every live worker is busy with a slow job and three jobs wait: the sweep still runs.
-        _wait(lambda: _job_status(url, poison) == "todo", STALLED_AFTER_S + 4 * HEARTBEAT_S + 3,
+        _wait(lambda: _job_status(url, poison) == "todo", 60,  # about STALLED_AFTER_S + a heartbeat when idle
               "the frozen worker's job to go back on the queue", log)
         requeued_after = time.monotonic() - frozen_at
         assert all(status(d) == "running" for d in slow), "the requeue waited for a busy worker to finish"
         print(f"requeued {requeued_after:.1f} s after the freeze (stalled_after_s={STALLED_AFTER_S})")
+        (log.parent / "release-slow-jobs").touch()
 
         # The next busy worker to finish takes it (attempt 2) and freezes too; the last live one
         # requeues it again, and its third delivery fails it instead of freezing a third worker.
         everything = [*slow, poison, *quick]
-        _wait(lambda: all(status(d) in ("done", "failed") for d in everything), 3 * SLOW_S + 30,
+        _wait(lambda: all(status(d) in ("done", "failed") for d in everything), 120,
               "every diagnosis to finish", log)
         failed = service.get(poison)
         assert failed["status"] == "failed" and failed["error"]["title"] == "worker lost", failed
@@ -204,14 +207,14 @@ def test_a_job_stuck_past_its_time_limit_without_progress_ends_its_worker(pg, tm
         assert "past its time limit" in log.read_text()
         print(f"the stuck worker exited {exited_after:.1f} s after taking the job (limit 1 s)")
         # Its heartbeat stopped with it: a sweep gives the job back, and the attempt counted.
-        time.sleep(STALLED_AFTER_S + 0.5)
         sweeper = PostgresQueue(url, stalled_after_s=STALLED_AFTER_S)
 
         async def sweep() -> int:
             async with sweeper.app.open_async():
                 return await sweeper.requeue_stalled()
 
-        assert asyncio.run(sweep()) == 1
+        # Polled: the job counts as stalled once its last heartbeat is STALLED_AFTER_S old.
+        assert _wait(lambda: asyncio.run(sweep()), 60, "a sweep to requeue the stuck job", log) == 1
         assert _job_status(url, diagnosis_id) == "todo"
         assert service.get(diagnosis_id)["attempts"] == 1
     finally:
