@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from diagnose.case import Case, Document
-from diagnose.errors import CaseError, PromptTooLarge
+from diagnose.errors import PromptTooLarge
 
 DEFAULT_TEMPLATE = "{documents}\n\nQuestion: {question}"
 """Used when a case gives no template: documents first, then the question."""

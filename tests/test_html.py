@@ -23,6 +23,7 @@ from diagnose.report import (
     SamplingReport,
     TemperatureRun,
 )
+from tests.factories import make_report
 
 XSS = "<script>alert(1)</script>"
 
@@ -123,14 +124,7 @@ def _report(*, sampling: bool = True, doc_ids: list[str] | None = None, **texts:
 
 
 def _empty_report() -> Report:
-    return Report(
-        case_id="empty",
-        verdict="ok",
-        input=InputReport(gravity_centers=[], noise_documents=[], conflict=Conflict(detected=False, score=0.0)),
-        findings=[],
-        environment={},
-        sampling=SamplingReport(runs=[]),
-    )
+    return make_report("ok", "empty", sampling=SamplingReport(runs=[]))
 
 
 def test_key_sections_present() -> None:

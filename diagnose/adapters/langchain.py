@@ -37,7 +37,6 @@ raises, so that one log line is filtered out (it is not an error).
 from __future__ import annotations
 
 import logging
-import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path

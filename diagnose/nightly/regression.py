@@ -15,7 +15,7 @@ from diagnose.errors import EXIT_GATE, UsageError
 from diagnose.report import reaches
 from diagnose.nightly.library import discover
 from diagnose.nightly.runner import (
-    CaseRecord, DiagnoseFactory, DiagnoseFn, RunRecord, load_run, new_run_id, run_library, seed_offset_for,
+    CaseRecord, DiagnoseFactory, RunRecord, load_run, new_run_id, run_library, seed_offset_for,
 )
 
 if TYPE_CHECKING:

@@ -13,9 +13,10 @@ import pytest
 import diagnose.cli as cli_module
 from diagnose.cli import verdict_exit
 from diagnose.errors import EXIT_GATE, EXIT_INTERNAL, EXIT_USAGE, SettingError
-from diagnose.report import Conflict, InputReport, Report
+from diagnose.report import Report
 from diagnose.settings import Settings
 from tests.cli.invoke import invoke
+from tests.factories import make_report
 
 CASE = """
 id: exit-codes
@@ -27,11 +28,7 @@ documents:
 
 
 def report_with(verdict: str) -> Report:
-    return Report(
-        case_id="exit-codes", verdict=verdict,  # type: ignore[arg-type]
-        input=InputReport(gravity_centers=[], noise_documents=[], conflict=Conflict(detected=False, score=0.0)),
-        findings=[], environment={}, sampling=None,
-    )
+    return make_report(verdict, "exit-codes")
 
 
 class FakeDiagnoser:

@@ -15,6 +15,7 @@ from diagnose.sampling.stage import run_sampling
 from diagnose.triage import RULES, TriageContext, TriageThresholds, triage
 from diagnose.triage import sampling_rules
 from tests.fakes import WordEmbedder
+from tests.factories import empty_inputs
 
 HOSTILE = r"^(\w|\w)+$"  # exponential on a long word that ends in punctuation, in re and in regex alike
 WORD = "TheanswerisinBrokenBow1937abc!"
@@ -83,13 +84,12 @@ def _run(temperature: float, unavailable: list[str]) -> TemperatureRun:
 
 
 def _context(runs: list[TemperatureRun]) -> TriageContext:
-    from diagnose.report import Conflict, InputReport, SamplingReport
+    from diagnose.report import SamplingReport
 
     case = Case(id="c", question="Q?", documents=[Document(id="d0", text="t")],
                 constraints=[RegexConstraint(pattern=r"\d"), RegexConstraint(pattern="(a+)+$"),
                              RegexConstraint(pattern="(x|x)*y")])
-    inputs = InputReport(gravity_centers=[], noise_documents=[], conflict=Conflict(detected=False, score=0.0))
-    return TriageContext(case=case, inputs=inputs, sampling=SamplingReport(runs=runs), environment={},
+    return TriageContext(case=case, inputs=empty_inputs(), sampling=SamplingReport(runs=runs), environment={},
                          thresholds=TriageThresholds(),
                          sampling_settings=SamplingSettings(regex_timeout_s=0.2, regex_budget_s=2.0))
 

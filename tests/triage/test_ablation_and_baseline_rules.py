@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from diagnose.case import Case
-from diagnose.report import AblationRun, Conflict, InputReport, SamplingReport
+from diagnose.report import AblationRun, SamplingReport
 from diagnose.triage import TriageContext, TriageThresholds
 from diagnose.triage.environment_rules import fingerprint_changed
 from diagnose.triage.sampling_rules import context_pull
+from tests.factories import empty_inputs
 
 GAP = TriageThresholds().ablation_gap
 
@@ -24,7 +25,7 @@ def _ablation(full: float, bare: float, dominant: float | None, full_mean=1.0, b
 def _context(ablation=None, environment=None, baseline=None) -> TriageContext:
     return TriageContext(
         case=Case(id="c", question="q?"),
-        inputs=InputReport(gravity_centers=[], noise_documents=[], conflict=Conflict(detected=False, score=0.0)),
+        inputs=empty_inputs(),
         sampling=SamplingReport(runs=[], ablation=ablation or []),
         environment=environment or {},
         thresholds=TriageThresholds(),

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from diagnose.case import Case, SamplingSpec
-from diagnose.report import Conflict, InputReport, SamplingReport, TemperatureRun
+from diagnose.report import SamplingReport, TemperatureRun
 from diagnose.triage import TriageContext, TriageThresholds
 from diagnose.triage.framework_rules import sampler_portability
+from tests.factories import empty_inputs
 
 
 def _run(temperature: float, divergence: float) -> TemperatureRun:
@@ -21,7 +22,7 @@ def _context(divergences: dict[float, float]) -> TriageContext:
     runs = [_run(t, d) for t, d in divergences.items()]
     return TriageContext(
         case=case,
-        inputs=InputReport(gravity_centers=[], noise_documents=[], conflict=Conflict(detected=False, score=0.0)),
+        inputs=empty_inputs(),
         sampling=SamplingReport(runs=runs),
         environment={},
         thresholds=TriageThresholds(),

@@ -6,63 +6,14 @@ from typing import Any
 
 import pytest
 
-from diagnose.case import Case, Document, SamplingSpec
-from diagnose.report import Conflict, ConflictPair, GravityCenter, InputReport, TemperatureRun
-from diagnose.report import SamplingReport
+from diagnose.report import Conflict, ConflictPair, GravityCenter, TemperatureRun
 from diagnose.triage import environment_rules as env_rules
 from diagnose.triage import framework_rules, input_rules, length_rules, sampling_rules
-from diagnose.triage.context import DeterminismCheck, TriageContext
+from diagnose.triage.context import DeterminismCheck
 from diagnose.triage.thresholds import TriageThresholds
+from tests.factories import make_case, make_ctx, make_inputs, make_run
 
 T = TriageThresholds()
-
-# Sampling settings that no settings-only rule flags: no top-k, no top-p, no penalty, no greedy.
-QUIET_SAMPLING: dict[str, Any] = {"seeds": 8, "temperatures": [0.7], "top_p": 1.0, "top_k": 0,
-                                  "repetition_penalty": 1.0, "max_new_tokens": 128}
-
-
-def make_case(n_docs: int = 3, **sampling: Any) -> Case:
-    spec = SamplingSpec(**{**QUIET_SAMPLING, **sampling})
-    docs = [Document(id=f"d{i}", text=f"text {i}") for i in range(n_docs)]
-    return Case(id="t", question="Q?", documents=docs, sampling=spec)
-
-
-def make_inputs(**kw: Any) -> InputReport:
-    base: dict[str, Any] = {
-        "gravity_centers": [GravityCenter(id="c1", documents=["d0", "d1", "d2"], mass=1.0, label="A")],
-        "noise_documents": [],
-        "conflict": Conflict(detected=False, score=0.0),
-    }
-    base.update(kw)
-    return InputReport(**base)
-
-
-def make_run(temperature: float = 0.7, **kw: Any) -> TemperatureRun:
-    base: dict[str, Any] = {
-        "temperature": temperature, "n": 8, "first_token_divergence": 1 / 8, "mean_entropy": 0.4,
-        "perplexity": 2.0, "repetition_rate": 0.0, "semantic_entropy": 0.0,
-        "compliance_rate": 1.0, "truncation_rate": 0.0, "center_pull": {"c1": 1.0}, "samples": [],
-    }
-    base.update(kw)
-    return TemperatureRun(**base)
-
-
-def make_ctx(
-    case: Case | None = None,
-    inputs: InputReport | None = None,
-    runs: list[TemperatureRun] | None = None,
-    environment: dict[str, Any] | None = None,
-    thresholds: TriageThresholds = T,
-    determinism: DeterminismCheck | None = None,
-) -> TriageContext:
-    return TriageContext(
-        case=case or make_case(),
-        inputs=inputs or make_inputs(),
-        sampling=SamplingReport(runs=runs) if runs is not None else None,
-        environment={"device": "cpu", "dtype": "float32"} if environment is None else environment,
-        thresholds=thresholds,
-        determinism=determinism,
-    )
 
 
 # --- input -----------------------------------------------------------------------------------
