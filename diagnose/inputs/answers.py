@@ -23,7 +23,7 @@ from diagnose.inputs.stance import camps
 from diagnose.text.names import name_key, proper_names
 from diagnose.text.sentences import content_tokens, overlap
 from diagnose.text.value_classes import value_class
-from diagnose.text.values import Value, comparable, extract_values, same_value
+from diagnose.text.values import Value, comparable, date_precision, extract_values, same_value
 
 if TYPE_CHECKING:
     from diagnose.inputs.conflict import PairEvidence
@@ -52,6 +52,11 @@ def measured_as(v: Value, dimensions: frozenset[str]) -> bool:
     """Whether ``v`` is measured the way the question asks (:func:`diagnose.text.questions.asked_dimensions`)."""
     return (v.kind == "percent" and "percent" in dimensions) or (v.kind == "money" and "money" in dimensions) or (
         v.kind in ("quantity", "range") and v.dimension in dimensions)
+
+
+def _measure(v: Value) -> str:
+    """What ``v`` is measured in, as :func:`measured_as` names it: a dimension, ``percent`` or ``money``."""
+    return v.dimension if v.kind in ("quantity", "range") and v.dimension else v.kind
 
 
 def stance_answers(claims: list[list[Claim]], min_strength: float) -> list[DocAnswer | None]:
@@ -108,9 +113,12 @@ def value_answers(
     say; then a value counts only when a predicate token of the question, one of
     ``predicate``, stands within ``window`` characters of it). A value measured
     as the question asks (``dimensions``) scores higher: "how many weeks" is
-    answered in weeks, whatever other amounts the claim holds."""
+    answered in weeks, whatever other amounts the claim holds. A value measured like one
+    the question states as a condition ("in 24 hours") and not as the question asks scores
+    lower: "the most one may take in 24 hours" is not answered in hours."""
     if kinds is not None and not kinds:
         return [None] * len(claims)
+    conditions = frozenset(_measure(g) for g in given) - dimensions - {"number", ""}
     cands: list[list[tuple[float, Value, Claim]]] = []
     for doc in claims:
         found = []
@@ -124,9 +132,9 @@ def value_answers(
                 if any(_restates(v, g) for g in given):
                     continue
                 near = overlap(predicate, text[max(0, v.start - window):v.end + window]) if predicate else 0.0
-                if kinds is None and near <= 0.0:
-                    continue
-                fits = 0.5 if measured_as(v, dimensions) else 0.0
+                if kinds is None and (near <= 0.0 or v.kind == "date" and date_precision(v) == "year"):
+                    continue  # a question that wants a year asks "when" or "what year"
+                fits = 0.5 if measured_as(v, dimensions) else -0.5 if measured_as(v, conditions) else 0.0
                 found.append((c.score - 0.02 * rank + 0.5 * near + fits, v, c))
         cands.append(found)
     support: dict[tuple[str, str], float] = defaultdict(float)
@@ -192,11 +200,16 @@ def edited_answers(copies: "list[PairEvidence]", found: list[DocAnswer | None]) 
 
 
 def name_answers(claims: list[list[Claim]], question: str, min_strength: float) -> list[DocAnswer | None]:
-    """The name each document answers with: the proper name (:mod:`diagnose.text.names`)
-    its claims state most, weighted by the claims' relevance, that is not merely the
-    question's own words (None where its claims name nothing new)."""
+    """The name each document answers with: of the proper names (:mod:`diagnose.text.names`)
+    its claims state that are not merely the question's own words, the one with the most
+    weight, a name's weight being the relevance of the claims that state it times the
+    number of documents whose claims state it (None where its claims name nothing new).
+
+    Capitalisation also marks headings, menus and sources; the name an answer gives
+    recurs across the documents that give it, which a page's incidental names do not."""
     asked = set(content_tokens(question))
-    out: list[DocAnswer | None] = []
+    weights: list[dict[str, float]] = []
+    firsts: list[dict[str, tuple[str, Claim]]] = []
     for doc in claims:
         weight: dict[str, float] = defaultdict(float)
         first: dict[str, tuple[str, Claim]] = {}
@@ -210,10 +223,15 @@ def name_answers(claims: list[list[Claim]], question: str, min_strength: float) 
                 key = NAME_PREFIX + name_key(name)
                 weight[key] += c.score
                 first.setdefault(key, (name, c))
+        weights.append(weight)
+        firsts.append(first)
+    stated = Counter(key for weight in weights for key in weight)
+    out: list[DocAnswer | None] = []
+    for doc, weight, first in zip(claims, weights, firsts):
         if not weight:
             out.append(None)
             continue
-        key = max(weight, key=lambda k: (weight[k], -doc.index(first[k][1]), k))
+        key = max(weight, key=lambda k: (weight[k] * stated[k], -doc.index(first[k][1]), k))
         name, claim = first[key]
         out.append(DocAnswer(key, name, claim, None, weight[key]))
     return out
