@@ -216,9 +216,9 @@ def name_answers(claims: list[list[Claim]], question: str, min_strength: float) 
         for c in doc:
             if c.score < min_strength:
                 continue
-            for name, _ in proper_names(c.sentence.text):
+            for name, start in proper_names(c.sentence.text):
                 tokens = content_tokens(name)
-                if not tokens or all(t in asked for t in tokens):
+                if not tokens or all(t in asked for t in tokens) or _is_value(name, start, c):
                     continue
                 key = NAME_PREFIX + name_key(name)
                 weight[key] += c.score
@@ -235,6 +235,12 @@ def name_answers(claims: list[list[Claim]], question: str, min_strength: float) 
         name, claim = first[key]
         out.append(DocAnswer(key, name, claim, None, weight[key]))
     return out
+
+
+def _is_value(name: str, start: int, claim: Claim) -> bool:
+    """Whether a capitalised run is one of the claim's values ("March 2008"): a date is no name."""
+    begin = claim.sentence.text.find(name, start)
+    return any(v.start <= begin and begin + len(name) <= v.end for v in claim.values)
 
 
 def shared_keys(found: list[DocAnswer | None]) -> list[DocAnswer | None]:

@@ -12,7 +12,8 @@ Steps, in order:
 4. mark noise (unusable text, off-topic, unanswered boilerplate or isolated);
 5. group non-noise documents into gravity centers: one answer per center, two
    documents whose claims contradict never together, embeddings decide only
-   for documents without an answer;
+   for documents without an answer; of the centers that rest on one document
+   whose answer nothing backs, only the strongest stays (the others are noise);
 6. quote the evidence between centers and score the conflict;
 7. fill the per-document view and the prompt layout facts.
 """
@@ -150,9 +151,12 @@ def _group(emb: np.ndarray, found: list[DocAnswer | None], noise: np.ndarray, co
     keys = [a.key if a is not None and not noise[i] and not named[i] else None for i, a in enumerate(found)]
     same_name = {(i, j) for i in range(n) for j in range(i + 1, n)
                  if named[i] and named[j] and found[i].key == found[j].key}
-    return ctr.group_documents(
+    assignment = ctr.group_documents(
         emb, keys, noise, cannot, settings.attach_similarity, settings.center_similarity, must_link=same_name
     )
+    given = Counter(a.key for i, a in enumerate(found) if a is not None and a.key is not None and not noise[i])
+    lone = [a is None or a.key is None or (named[i] and given[a.key] == 1) for i, a in enumerate(found)]
+    return ctr.keep_one_lone(assignment, lone, [a.strength if a is not None else 0.0 for a in found])
 
 
 def _best_claim_vectors(sent_emb: np.ndarray, scores: np.ndarray, owners: np.ndarray, n: int, d: int) -> np.ndarray:
