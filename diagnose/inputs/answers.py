@@ -135,7 +135,9 @@ def value_answers(
                 if kinds is None and (near <= 0.0 or v.kind == "date" and date_precision(v) == "year"):
                     continue  # a question that wants a year asks "when" or "what year"
                 fits = 0.5 if measured_as(v, dimensions) else -0.5 if measured_as(v, conditions) else 0.0
-                found.append((c.score - 0.02 * rank + 0.5 * near + fits, v, c))
+                # the question's words right beside a value tell its role ("closes one hour before" vs "opens 24 hours before")
+                beside = overlap(predicate, text[max(0, v.start - window // 3):v.end + window // 3]) if predicate else 0.0
+                found.append((c.score - 0.02 * rank + 0.5 * near + 0.5 * beside + fits, v, c))
         cands.append(found)
     support: dict[tuple[str, str], float] = defaultdict(float)
     for found in cands:
@@ -259,6 +261,27 @@ def shared_keys(found: list[DocAnswer | None]) -> list[DocAnswer | None]:
             key = max(equal, key=lambda k: (equal[k], len(k), k))
             out[i] = DocAnswer(key, a.span, a.claim, a.value, a.strength)
         settled.append(out[i])
+    return out
+
+
+def backed_answers(found: list[DocAnswer | None], texts: list[str], live: list[bool]) -> list[DocAnswer | None]:
+    """A value answer no other document gives yields to one that more documents give, when
+    the document states that value too (anywhere in its text, in any wording).
+
+    Such a document does not contradict the others: its own pick is a role error (the
+    24 hours check-in opens beside the one hour it closes; the six weeks for other carers
+    beside the sixteen asked). A document that states only its own value keeps it."""
+    count = Counter(a.key for i, a in enumerate(found) if live[i] and a is not None and a.value is not None)
+    out = list(found)
+    for i, a in enumerate(found):
+        if not live[i] or a is None or a.value is None or count[a.key] != 1:
+            continue
+        stated = [v for v in extract_values(texts[i]) if comparable(v, a.value)]
+        backed = [(count[b.key], b.key, v) for j, b in enumerate(found) if j != i and live[j] and b is not None
+                  and b.value is not None and count[b.key] > 1 for v in stated if _restates(v, b.value)]
+        if backed:
+            _, key, v = max(backed, key=lambda x: (x[0], x[1]))
+            out[i] = DocAnswer(key, v.span, a.claim, v, a.strength)
     return out
 
 

@@ -32,7 +32,8 @@ from diagnose.inputs import centers as ctr
 from diagnose.inputs import conflict as cf
 from diagnose.inputs import layout
 from diagnose.inputs.answers import (
-    NAME_PREFIX, SOFT_PREFIXES, DocAnswer, disagree, edited_answers, name_answers, shared_keys, stance_answers, stance_camps, value_answers,
+    NAME_PREFIX, SOFT_PREFIXES, DocAnswer, backed_answers, disagree, edited_answers, name_answers, shared_keys,
+    stance_answers, stance_camps, value_answers,
 )
 from diagnose.inputs.claims import document_sentences, find_claims
 from diagnose.inputs.compare import compare_sides, pair_split
@@ -95,7 +96,7 @@ def analyze_inputs(
     claim_spans = [[(c.sentence.start, c.sentence.start + len(c.sentence.text)) for c in doc] for doc in claims]
     copies = cf.copy_mismatches(texts, claim_spans, settings.duplicate_ratio, live, settings.copy_span_words)
     if not yes_no:
-        found = shared_keys(edited_answers(copies, found))
+        found = backed_answers(shared_keys(edited_answers(copies, found)), texts, live)
     assignment = _group(emb, found, noise, copies, settings)
 
     center_ids = [f"c{k + 1}" for k in range(1 + max((a for a in assignment if a is not None), default=-1))]

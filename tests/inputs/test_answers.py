@@ -1,11 +1,12 @@
 """Answers from claims, on hand-made claims (no embedder)."""
 
 from diagnose.inputs.answers import (
-    NO, YES, DocAnswer, agree, disagree, edited_answers, name_answers, shared_keys, stance_answers, value_answers,
+    NO, YES, DocAnswer, agree, backed_answers, disagree, edited_answers, name_answers, shared_keys, stance_answers,
+    value_answers,
 )
 from diagnose.inputs.claims import Claim
 from diagnose.inputs.conflict import PairEvidence
-from diagnose.text.sentences import Sentence
+from diagnose.text.sentences import Sentence, content_tokens
 from diagnose.text.values import extract_values
 
 
@@ -104,3 +105,20 @@ def test_a_name_other_documents_also_give_outweighs_a_page_heading():
               [_claim(1, "Low Tide is a song by Ana Reyes.")]]
     found = name_answers(claims, "Who wrote Low Tide?", 0.2)
     assert [a.span for a in found] == ["Ana Reyes", "Ana Reyes"]
+
+
+def test_the_question_words_beside_a_value_tell_its_role():
+    claims = [[_claim(0, "Boarding opens 40 minutes early; the gate then closes 15 minutes before departure.")]]
+    found = value_answers(claims, None, content_tokens("When does boarding close before departure"), 0.2, 0.05)
+    assert found[0].span == "15 minutes"
+
+
+def test_a_lone_value_yields_to_the_shared_one_its_document_also_states():
+    texts = ["The desk closes 1 hour before departure.", "Check-in closes 60 minutes before departure.",
+             "Check-in opens 24 hours before departure and closes one hour before it.",
+             "The gate closes 20 minutes before departure."]
+    found = [DocAnswer(v.key, v.span, None, v, 1.0) for v in
+             (extract_values(texts[0])[0], extract_values(texts[1])[0], extract_values(texts[2])[0], extract_values(texts[3])[0])]
+    out = backed_answers(shared_keys(found), texts, [True] * 4)
+    assert out[2].span == "one hour" and agree(out[2], out[0])
+    assert out[3].span == "20 minutes" and disagree(out[3], out[0])  # it states nothing else: it keeps its own
