@@ -23,7 +23,7 @@ from diagnose.inputs.stance import camps
 from diagnose.text.names import name_key, proper_names
 from diagnose.text.sentences import content_tokens, overlap
 from diagnose.text.value_classes import value_class
-from diagnose.text.values import Value, comparable, extract_values, same_value
+from diagnose.text.values import Value, comparable, date_precision, extract_values, same_value
 
 if TYPE_CHECKING:
     from diagnose.inputs.conflict import PairEvidence
@@ -52,6 +52,11 @@ def measured_as(v: Value, dimensions: frozenset[str]) -> bool:
     """Whether ``v`` is measured the way the question asks (:func:`diagnose.text.questions.asked_dimensions`)."""
     return (v.kind == "percent" and "percent" in dimensions) or (v.kind == "money" and "money" in dimensions) or (
         v.kind in ("quantity", "range") and v.dimension in dimensions)
+
+
+def _measure(v: Value) -> str:
+    """What ``v`` is measured in, as :func:`measured_as` names it: a dimension, ``percent`` or ``money``."""
+    return v.dimension if v.kind in ("quantity", "range") and v.dimension else v.kind
 
 
 def stance_answers(claims: list[list[Claim]], min_strength: float) -> list[DocAnswer | None]:
@@ -108,9 +113,12 @@ def value_answers(
     say; then a value counts only when a predicate token of the question, one of
     ``predicate``, stands within ``window`` characters of it). A value measured
     as the question asks (``dimensions``) scores higher: "how many weeks" is
-    answered in weeks, whatever other amounts the claim holds."""
+    answered in weeks, whatever other amounts the claim holds. A value measured like one
+    the question states as a condition ("in 24 hours") and not as the question asks scores
+    lower: "the most one may take in 24 hours" is not answered in hours."""
     if kinds is not None and not kinds:
         return [None] * len(claims)
+    conditions = frozenset(_measure(g) for g in given) - dimensions - {"number", ""}
     cands: list[list[tuple[float, Value, Claim]]] = []
     for doc in claims:
         found = []
@@ -124,10 +132,12 @@ def value_answers(
                 if any(_restates(v, g) for g in given):
                     continue
                 near = overlap(predicate, text[max(0, v.start - window):v.end + window]) if predicate else 0.0
-                if kinds is None and near <= 0.0:
-                    continue
-                fits = 0.5 if measured_as(v, dimensions) else 0.0
-                found.append((c.score - 0.02 * rank + 0.5 * near + fits, v, c))
+                if kinds is None and (near <= 0.0 or v.kind == "date" and date_precision(v) == "year"):
+                    continue  # a question that wants a year asks "when" or "what year"
+                fits = 0.5 if measured_as(v, dimensions) else -0.5 if measured_as(v, conditions) else 0.0
+                # the question's words right beside a value tell its role ("closes one hour before" vs "opens 24 hours before")
+                beside = overlap(predicate, text[max(0, v.start - window // 3):v.end + window // 3]) if predicate else 0.0
+                found.append((c.score - 0.02 * rank + 0.5 * near + 0.5 * beside + fits, v, c))
         cands.append(found)
     support: dict[tuple[str, str], float] = defaultdict(float)
     for found in cands:
@@ -192,31 +202,47 @@ def edited_answers(copies: "list[PairEvidence]", found: list[DocAnswer | None]) 
 
 
 def name_answers(claims: list[list[Claim]], question: str, min_strength: float) -> list[DocAnswer | None]:
-    """The name each document answers with: the proper name (:mod:`diagnose.text.names`)
-    its claims state most, weighted by the claims' relevance, that is not merely the
-    question's own words (None where its claims name nothing new)."""
+    """The name each document answers with: of the proper names (:mod:`diagnose.text.names`)
+    its claims state that are not merely the question's own words, the one with the most
+    weight, a name's weight being the relevance of the claims that state it times the
+    number of documents whose claims state it (None where its claims name nothing new).
+
+    Capitalisation also marks headings, menus and sources; the name an answer gives
+    recurs across the documents that give it, which a page's incidental names do not."""
     asked = set(content_tokens(question))
-    out: list[DocAnswer | None] = []
+    weights: list[dict[str, float]] = []
+    firsts: list[dict[str, tuple[str, Claim]]] = []
     for doc in claims:
         weight: dict[str, float] = defaultdict(float)
         first: dict[str, tuple[str, Claim]] = {}
         for c in doc:
             if c.score < min_strength:
                 continue
-            for name, _ in proper_names(c.sentence.text):
+            for name, start in proper_names(c.sentence.text):
                 tokens = content_tokens(name)
-                if not tokens or all(t in asked for t in tokens):
+                if not tokens or all(t in asked for t in tokens) or _is_value(name, start, c):
                     continue
                 key = NAME_PREFIX + name_key(name)
                 weight[key] += c.score
                 first.setdefault(key, (name, c))
+        weights.append(weight)
+        firsts.append(first)
+    stated = Counter(key for weight in weights for key in weight)
+    out: list[DocAnswer | None] = []
+    for doc, weight, first in zip(claims, weights, firsts):
         if not weight:
             out.append(None)
             continue
-        key = max(weight, key=lambda k: (weight[k], -doc.index(first[k][1]), k))
+        key = max(weight, key=lambda k: (weight[k] * stated[k], -doc.index(first[k][1]), k))
         name, claim = first[key]
         out.append(DocAnswer(key, name, claim, None, weight[key]))
     return out
+
+
+def _is_value(name: str, start: int, claim: Claim) -> bool:
+    """Whether a capitalised run is one of the claim's values ("March 2008"): a date is no name."""
+    begin = claim.sentence.text.find(name, start)
+    return any(v.start <= begin and begin + len(name) <= v.end for v in claim.values)
 
 
 def shared_keys(found: list[DocAnswer | None]) -> list[DocAnswer | None]:
@@ -235,6 +261,27 @@ def shared_keys(found: list[DocAnswer | None]) -> list[DocAnswer | None]:
             key = max(equal, key=lambda k: (equal[k], len(k), k))
             out[i] = DocAnswer(key, a.span, a.claim, a.value, a.strength)
         settled.append(out[i])
+    return out
+
+
+def backed_answers(found: list[DocAnswer | None], texts: list[str], live: list[bool]) -> list[DocAnswer | None]:
+    """A value answer no other document gives yields to one that more documents give, when
+    the document states that value too (anywhere in its text, in any wording).
+
+    Such a document does not contradict the others: its own pick is a role error (the
+    24 hours check-in opens beside the one hour it closes; the six weeks for other carers
+    beside the sixteen asked). A document that states only its own value keeps it."""
+    count = Counter(a.key for i, a in enumerate(found) if live[i] and a is not None and a.value is not None)
+    out = list(found)
+    for i, a in enumerate(found):
+        if not live[i] or a is None or a.value is None or count[a.key] != 1:
+            continue
+        stated = [v for v in extract_values(texts[i]) if comparable(v, a.value)]
+        backed = [(count[b.key], b.key, v) for j, b in enumerate(found) if j != i and live[j] and b is not None
+                  and b.value is not None and count[b.key] > 1 for v in stated if _restates(v, b.value)]
+        if backed:
+            _, key, v = max(backed, key=lambda x: (x[0], x[1]))
+            out[i] = DocAnswer(key, v.span, a.claim, v, a.strength)
     return out
 
 

@@ -99,6 +99,26 @@ def group_documents(
     return _number(label)
 
 
+def keep_one_lone(assignment: list[int | None], lone: list[bool], strength: list[float]) -> list[int | None]:
+    """At most one center resting on a document alone whose answer nothing backs.
+
+    lone: per document, whether its answer is unbacked (none found, or a name no other
+    document gives). A center of one such document is the weakest evidence of an answer
+    (headings, menus and sources are capitalised too); of those centers only the one
+    whose document answers most strongly stays, the others' documents become noise.
+    """
+    members: dict[int, list[int]] = {}
+    for i, a in enumerate(assignment):
+        if a is not None:
+            members.setdefault(a, []).append(i)
+    alone = [m[0] for m in members.values() if len(m) == 1 and lone[m[0]]]
+    if len(alone) < 2:
+        return list(assignment)
+    keep = max(alone, key=lambda i: (float(strength[i]), -i))
+    label: list[object] = [None if i in alone and i != keep else a for i, a in enumerate(assignment)]
+    return _number(label)
+
+
 def _join(group: dict[int, int], members: dict[int, set[int]], key_of: dict, a: int, b: int) -> None:
     """Merge group ``b`` into group ``a`` (roots), keeping whichever key is set."""
     a, b = group[a], group[b]

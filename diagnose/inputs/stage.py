@@ -12,7 +12,8 @@ Steps, in order:
 4. mark noise (unusable text, off-topic, unanswered boilerplate or isolated);
 5. group non-noise documents into gravity centers: one answer per center, two
    documents whose claims contradict never together, embeddings decide only
-   for documents without an answer;
+   for documents without an answer; of the centers that rest on one document
+   whose answer nothing backs, only the strongest stays (the others are noise);
 6. quote the evidence between centers and score the conflict;
 7. fill the per-document view and the prompt layout facts.
 """
@@ -31,7 +32,8 @@ from diagnose.inputs import centers as ctr
 from diagnose.inputs import conflict as cf
 from diagnose.inputs import layout
 from diagnose.inputs.answers import (
-    NAME_PREFIX, SOFT_PREFIXES, DocAnswer, disagree, edited_answers, name_answers, shared_keys, stance_answers, stance_camps, value_answers,
+    NAME_PREFIX, SOFT_PREFIXES, DocAnswer, backed_answers, disagree, edited_answers, name_answers, shared_keys,
+    stance_answers, stance_camps, value_answers,
 )
 from diagnose.inputs.claims import document_sentences, find_claims
 from diagnose.inputs.compare import compare_sides, pair_split
@@ -94,7 +96,7 @@ def analyze_inputs(
     claim_spans = [[(c.sentence.start, c.sentence.start + len(c.sentence.text)) for c in doc] for doc in claims]
     copies = cf.copy_mismatches(texts, claim_spans, settings.duplicate_ratio, live, settings.copy_span_words)
     if not yes_no:
-        found = shared_keys(edited_answers(copies, found))
+        found = backed_answers(shared_keys(edited_answers(copies, found)), texts, live)
     assignment = _group(emb, found, noise, copies, settings)
 
     center_ids = [f"c{k + 1}" for k in range(1 + max((a for a in assignment if a is not None), default=-1))]
@@ -150,9 +152,12 @@ def _group(emb: np.ndarray, found: list[DocAnswer | None], noise: np.ndarray, co
     keys = [a.key if a is not None and not noise[i] and not named[i] else None for i, a in enumerate(found)]
     same_name = {(i, j) for i in range(n) for j in range(i + 1, n)
                  if named[i] and named[j] and found[i].key == found[j].key}
-    return ctr.group_documents(
+    assignment = ctr.group_documents(
         emb, keys, noise, cannot, settings.attach_similarity, settings.center_similarity, must_link=same_name
     )
+    given = Counter(a.key for i, a in enumerate(found) if a is not None and a.key is not None and not noise[i])
+    lone = [a is None or a.key is None or (named[i] and given[a.key] == 1) for i, a in enumerate(found)]
+    return ctr.keep_one_lone(assignment, lone, [a.strength if a is not None else 0.0 for a in found])
 
 
 def _best_claim_vectors(sent_emb: np.ndarray, scores: np.ndarray, owners: np.ndarray, n: int, d: int) -> np.ndarray:

@@ -245,9 +245,15 @@ _QUESTION_WORD = re.compile(r"(?<![^\W\d_])(?:(per|a|an|each|every|par)\s+)?([^\
 def asked_dimensions(question: str) -> frozenset[str]:
     """What the question's own words say the answer is measured in: the dimensions of the
     unit words it names ("how many *weeks*" → ``[time]``), ``percent`` for a share or rate,
-    and ``money`` for a price or cost; empty when it names none."""
-    from diagnose.text._units import NOT_UNITS, resolve_unit
+    and ``money`` for a price or cost; empty when it names none.
 
+    A unit that belongs to a value the question states ("the 500 mg caplet", "in 24 hours")
+    names the subject or a condition, not what is measured: it is left out."""
+    from diagnose.text._units import NOT_UNITS, resolve_unit
+    from diagnose.text.values import extract_values
+
+    for v in sorted(extract_values(question), key=lambda v: -v.start):
+        question = question[:v.start] + " " * (v.end - v.start) + question[v.end:]
     out = set()
     for per, word in _QUESTION_WORD.findall(question):
         if per or len(word) < 2 or word.lower() in NOT_UNITS:

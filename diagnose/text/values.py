@@ -552,7 +552,7 @@ def _date_covers(coarse: str, fine: str) -> bool:
     return len(c) < len(f) and f.startswith(c + "-") and c[:4].isdigit()
 
 
-def _date_precision(v: Value) -> str:
+def date_precision(v: Value) -> str:
     body = v.key.removeprefix("date:")
     if body.startswith("--"):
         return "month-day"
@@ -570,7 +570,7 @@ def comparable(a: Value, b: Value) -> bool:
     if a.kind != b.kind:
         return False
     if a.kind == "date":
-        return {_date_precision(a), _date_precision(b)} != {"year", "month-day"}
+        return {date_precision(a), date_precision(b)} != {"year", "month-day"}
     return a.dimension == b.dimension
 
 

@@ -1,11 +1,12 @@
 """Answers from claims, on hand-made claims (no embedder)."""
 
 from diagnose.inputs.answers import (
-    NO, YES, DocAnswer, agree, disagree, edited_answers, name_answers, shared_keys, stance_answers, value_answers,
+    NO, YES, DocAnswer, agree, backed_answers, disagree, edited_answers, name_answers, shared_keys, stance_answers,
+    value_answers,
 )
 from diagnose.inputs.claims import Claim
 from diagnose.inputs.conflict import PairEvidence
-from diagnose.text.sentences import Sentence
+from diagnose.text.sentences import Sentence, content_tokens
 from diagnose.text.values import extract_values
 
 
@@ -82,3 +83,42 @@ def test_a_year_in_the_question_does_not_hide_the_days_it_covers():
     given = tuple(extract_values("When did fiscal 2024 end?"))
     found = value_answers(claims, frozenset({"date"}), ["end"], 0.2, 0.05, given=given)
     assert [a.span for a in found] == ["June 30, 2024", "2024-06-30"]
+
+
+def test_a_unit_of_a_condition_the_question_states_is_not_what_it_asks():
+    question = "What is the most a guest may spend in 7 days at the Harbour cafe?"
+    claims = [[_claim(0, "Guests staying 3 days or more may spend up to $120 in 7 days.")],
+              [_claim(1, "Within 7 days a guest of 2 nights spends at most $90.")],
+              [_claim(2, "Most guests spend 5 days here.")]]
+    found = value_answers(claims, None, ["spend", "most"], 0.2, 0.05, given=tuple(extract_values(question)))
+    assert [a.span if a else None for a in found] == ["$120", "$90", None] and disagree(found[0], found[1])
+
+
+def test_a_year_answers_only_a_question_that_asks_when():
+    claims = [[_claim(0, "In 1986 the club's first team played basketball and won 12 games.")]]
+    assert value_answers(claims, None, ["club", "games"], 0.2, 0.05)[0].span == "12"
+    assert value_answers(claims, frozenset({"date"}), ["club"], 0.2, 0.05)[0].span == "1986"
+
+
+def test_a_name_other_documents_also_give_outweighs_a_page_heading():
+    claims = [[_claim(0, "Archive Index: the song Low Tide, written by Ana Reyes in 1999.")],
+              [_claim(1, "Low Tide is a song by Ana Reyes.")]]
+    found = name_answers(claims, "Who wrote Low Tide?", 0.2)
+    assert [a.span for a in found] == ["Ana Reyes", "Ana Reyes"]
+
+
+def test_the_question_words_beside_a_value_tell_its_role():
+    claims = [[_claim(0, "Boarding opens 40 minutes early; the gate then closes 15 minutes before departure.")]]
+    found = value_answers(claims, None, content_tokens("When does boarding close before departure"), 0.2, 0.05)
+    assert found[0].span == "15 minutes"
+
+
+def test_a_lone_value_yields_to_the_shared_one_its_document_also_states():
+    texts = ["The desk closes 1 hour before departure.", "Check-in closes 60 minutes before departure.",
+             "Check-in opens 24 hours before departure and closes one hour before it.",
+             "The gate closes 20 minutes before departure."]
+    found = [DocAnswer(v.key, v.span, None, v, 1.0) for v in
+             (extract_values(texts[0])[0], extract_values(texts[1])[0], extract_values(texts[2])[0], extract_values(texts[3])[0])]
+    out = backed_answers(shared_keys(found), texts, [True] * 4)
+    assert out[2].span == "one hour" and agree(out[2], out[0])
+    assert out[3].span == "20 minutes" and disagree(out[3], out[0])  # it states nothing else: it keeps its own

@@ -1,6 +1,6 @@
 import numpy as np
 
-from diagnose.inputs.centers import group_documents, masses, similarity_pairs
+from diagnose.inputs.centers import group_documents, keep_one_lone, masses, similarity_pairs
 
 
 def _unit(rows):
@@ -66,3 +66,13 @@ def test_without_any_answer_documents_group_by_embedding():
 def test_masses_are_weighted():
     m = masses([0, 0, 1, None], weights=np.array([1.0, 1.0, 2.0, 5.0]))
     np.testing.assert_allclose(m, [0.5, 0.5])
+
+
+def test_of_the_centers_resting_on_one_unbacked_document_only_the_strongest_stays():
+    # centers: 0 = documents 0 and 1; 1, 2, 3 = one document each; document 4 answers with a backed value
+    assignment = [0, 0, 1, 2, 3]
+    lone = [False, False, True, True, False]
+    kept = keep_one_lone(assignment, lone, [0.9, 0.9, 0.4, 0.7, 0.5])
+    assert kept[2] is None and kept[3] is not None and kept[4] is not None
+    assert len({a for a in kept if a is not None}) == 3
+    assert keep_one_lone([0, 1], [True, False], [0.1, 0.2]) == [0, 1]  # one such center: it stays

@@ -72,3 +72,8 @@ def test_asked_dimensions(question, dimensions):
 
 def test_predicate_text_drops_the_capitalised_subject():
     assert predicate_text("What is the default timeout of the Orbit Gateway?") == "What is the default timeout of the"
+
+
+def test_units_of_the_values_a_question_states_are_conditions_not_dimensions():
+    assert asked_dimensions("What is the maximum amount an adult may take in 24 hours?") == set()
+    assert asked_dimensions("How many hours does the 2 kg battery last?") == {"[time]"}
