@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 import torch
 
 from diagnose.case import SamplingSpec
-from diagnose.sampling.backend import Backend
+from diagnose.sampling.backend import Backend, DecodeSession
 from diagnose.sampling.metrics import StepRecord, entropy_nats
 from diagnose.sampling.processors import SeenTokens, build_pipeline
 
@@ -89,6 +89,26 @@ def decode_rows(
     stats = stats if stats is not None else DecodeStats()
     if not rows:
         return []
+    started = time.perf_counter()
+    session, logits = backend.start(prompt_ids, len(rows))
+    stats.prefill_seconds += time.perf_counter() - started
+    return decode_session(session, logits, [(prompt_ids, rows)], spec, backend.eos_token_ids, on_step, stats)
+
+
+@torch.inference_mode()
+def decode_session(
+    session: DecodeSession,
+    logits: torch.Tensor,
+    prompts: Sequence[tuple[Sequence[int], Sequence[Row]]],
+    spec: SamplingSpec,
+    eos_token_ids: frozenset[int],
+    on_step: StepCallback | None = None,
+    stats: DecodeStats | None = None,
+) -> list[Trace]:
+    """Decode the rows of a started session: ``prompts`` lists each prompt with its rows, in the
+    session's row order; ``logits`` are the first position's (one per row)."""
+    stats = stats if stats is not None else DecodeStats()
+    rows = [row for _, prompt_rows in prompts for row in prompt_rows]
     traces = [Trace(row) for row in rows]
     pipelines = {
         t: build_pipeline(t, spec.top_k, spec.top_p, spec.repetition_penalty)
@@ -97,11 +117,8 @@ def decode_rows(
     generators = [torch.Generator().manual_seed(row.generator_seed) for row in rows]
 
     started = time.perf_counter()
-    session, logits = backend.start(prompt_ids, len(rows))
-    stats.prefill_seconds += time.perf_counter() - started
-    started = time.perf_counter()
     # The repetition penalty reads every id seen so far: one running mask, not a rebuilt set.
-    seen = SeenTokens(prompt_ids, len(rows), logits.shape[-1]) if spec.repetition_penalty != 1.0 else None
+    seen = SeenTokens.stacked(prompts, logits.shape[-1]) if spec.repetition_penalty != 1.0 else None
     no_history = torch.empty((len(rows), 0), dtype=torch.long)
     live = list(range(len(rows)))  # trace index of each batch position
 
@@ -152,7 +169,7 @@ def decode_rows(
                     temperature_last_differs=differs[p],
                 )
             )
-            if token in backend.eos_token_ids:
+            if token in eos_token_ids:
                 trace.finish_reason = "stop"
             else:
                 trace.tokens.append(token)
