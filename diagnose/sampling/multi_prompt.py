@@ -2,8 +2,8 @@
 
 :func:`decode_prompts` packs the prompts, in order, into batches whose key/value
 cache fits a memory budget (:func:`kv_bytes_per_token` x the tokens a batch holds:
-its root once, each branch once, each row's generated tokens, and one root copy
-while a branch is prefilled), and decodes each batch as one prompt tree
+its root once, each branch once, each row's generated tokens, and while the
+branches prefill, a root copy and a padded branch each), and decodes each batch as one prompt tree
 (:mod:`diagnose.sampling.prompt_tree`) with the engine's own loop
 (:func:`~diagnose.sampling.engine.decode_session`): every row gives what its
 prompt decoded alone gives. A backend without shared-prefix attention (the
@@ -83,7 +83,8 @@ def batch_tokens(prompts: Sequence[PromptRows], max_new_tokens: int) -> int:
     root = root_length(ids)
     branches = sum(len(p) - root for p in ids)
     suffixes = sum(len(p.rows) for p in prompts) * max_new_tokens
-    return root + branches + suffixes + max(len(p) for p in ids)
+    prefill = len(ids) * max(len(p) for p in ids)  # the root copied per branch, branches padded
+    return root + branches + suffixes + prefill
 
 
 def pack(prompts: Sequence[PromptRows], max_new_tokens: int, token_budget: int) -> list[list[int]]:

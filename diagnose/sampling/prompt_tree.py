@@ -5,8 +5,9 @@ The prompts of a batch form a two-level tree:
 * the **root**: their longest common token prefix (at most all but one token of the
   shortest prompt, so that every prompt has a branch that gives its first logits),
   prefilled once;
-* a **branch** per prompt: its remaining tokens, prefilled on a copy of the root's
-  cache (the model's own attention, as a chunked prefill), kept once for its rows;
+* a **branch** per prompt: its remaining tokens, prefilled on copies of the root's
+  cache (the model's own attention, as a chunked prefill; branches of similar
+  length in one right-padded forward, :func:`branch_chunks`), kept once for its rows;
 * a **suffix** per row: the tokens it generated, in an ordinary per-row cache.
 
 Each decode step, every row's query attends to the root once for all rows (one
@@ -122,43 +123,68 @@ class PromptTree:
         return torch.cat(outs, dim=1), torch.cat(lses, dim=1)
 
 
-def _layers(cache: Any, length: int, first: int) -> list[PrefixLayer]:
-    """Each cache layer's keys and values at positions >= ``first`` (the cache ends at ``length``)."""
-    layers = []
-    for layer in cache.layers:
-        kept = layer.keys.shape[2]
-        skip = max(0, first - (length - kept))
-        keys, values = layer.keys[:, :, skip:], layer.values[:, :, skip:]
-        if skip:  # a view would keep the whole copied root alive
-            keys, values = keys.clone(), values.clone()
-        layers.append(PrefixLayer(keys, values, length - kept + skip))
-    return layers
+PAD_SLACK = 1.25
+"""Branches prefill together while their padded tokens stay within this factor of their real ones."""
+
+
+def branch_chunks(lengths: Sequence[int], slack: float = PAD_SLACK) -> list[list[int]]:
+    """Prompt indices per branch prefill batch: longest first, a batch closed where padding every
+    branch to its longest would cost more than ``slack`` times the real tokens."""
+    chunks: list[list[int]] = []
+    real = 0
+    for i in sorted(range(len(lengths)), key=lambda i: -lengths[i]):
+        if chunks and (len(chunks[-1]) + 1) * lengths[chunks[-1][0]] <= slack * (real + lengths[i]):
+            chunks[-1].append(i)
+            real += lengths[i]
+        else:
+            chunks.append([i])
+            real = lengths[i]
+    return chunks
+
+
+def _layers(cache: Any, row: int, first: int, end: int) -> list[PrefixLayer]:
+    """Each cache layer's keys and values of batch row ``row`` at positions [first, end), copied
+    out (a view would keep the padded batch alive)."""
+    return [PrefixLayer(layer.keys[row:row + 1, :, first:end].clone(), layer.values[row:row + 1, :, first:end].clone(),
+                        first) for layer in cache.layers]
 
 
 @torch.inference_mode()
 def prefill_tree(model: Any, prompts: Sequence[Sequence[int]], rows: Sequence[int],
                  device: str) -> tuple[PromptTree, torch.Tensor]:
-    """Prefill the root once and each branch on it; returns the tree and the first logits
-    FloatTensor[sum(rows), V], each prompt's repeated for its ``rows``."""
+    """Prefill the root once and the branches on it, several in one forward (right-padded: a
+    padded position comes after every real one, so no real token sees it); returns the tree and
+    the first logits FloatTensor[sum(rows), V], each prompt's repeated for its ``rows``."""
     from transformers import DynamicCache
 
     length = root_length(prompts)
-    root_cache = DynamicCache(config=model.config)
+    # Plain layers (no config): a padded batch must keep every key; sliding windows cut at attention.
+    root_cache = DynamicCache()
     root = None
     if length:
         model(input_ids=torch.tensor([list(prompts[0][:length])], device=device), cache=root_cache,
               use_cache=True, logits_to_keep=1)
-        root = _layers(root_cache, length, 0)
-    branches, logits = [], []
-    for prompt, count in zip(prompts, rows):
-        cache = copy.deepcopy(root_cache)
-        ids = torch.tensor([list(prompt[length:])], device=device)
-        positions = torch.arange(length, len(prompt), device=device).unsqueeze(0)
-        out = model(input_ids=ids, position_ids=positions, cache=cache, use_cache=True, logits_to_keep=1)
-        branches.append(_layers(out.cache, len(prompt), length))
-        logits.append(out.logits[:, -1, :].float().cpu().expand(count, -1))
+        root = _layers(root_cache, 0, 0, length)
+    sizes = [len(p) - length for p in prompts]
+    branches: list[list[PrefixLayer]] = [[] for _ in prompts]
+    first: list[torch.Tensor] = [torch.empty(0)] * len(prompts)
+    for chunk in branch_chunks(sizes):
+        width = sizes[chunk[0]]
+        ids = torch.zeros((len(chunk), width), dtype=torch.long)
+        for row, i in enumerate(chunk):
+            ids[row, : sizes[i]] = torch.tensor(list(prompts[i][length:]))
+        cache = copy.deepcopy(root_cache) if length else DynamicCache()
+        if length and len(chunk) > 1:
+            cache.batch_repeat_interleave(len(chunk))
+        ends = sorted({sizes[i] - 1 for i in chunk})
+        out = model(input_ids=ids.to(device), position_ids=torch.arange(length, length + width, device=device).expand(len(chunk), -1),
+                    cache=cache, use_cache=True, logits_to_keep=torch.tensor(ends, device=device))
+        for row, i in enumerate(chunk):
+            branches[i] = _layers(out.cache, row, length, len(prompts[i]))
+            first[i] = out.logits[row, ends.index(sizes[i] - 1)].float().cpu()
+    logits = torch.cat([first[i].unsqueeze(0).expand(count, -1) for i, count in enumerate(rows)])
     row_prompts = [p for p, count in enumerate(rows) for _ in range(count)]
-    return PromptTree(root, branches, [len(p) for p in prompts], row_prompts), torch.cat(logits)
+    return PromptTree(root, branches, [len(p) for p in prompts], row_prompts), logits
 
 
 class TreeSession:

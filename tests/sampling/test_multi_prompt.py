@@ -10,7 +10,7 @@ from diagnose.sampling.conformance import TOLERANCE, WINDOW, _IdsOnly, compare, 
 from diagnose.sampling.engine import DecodeStats, Row, decode_rows, rows_for
 from diagnose.sampling.multi_prompt import PromptRows, batch_tokens, decode_prompts, kv_bytes_per_token, pack
 from diagnose.sampling.backend import TransformersBackend
-from diagnose.sampling.prompt_tree import merge, root_length
+from diagnose.sampling.prompt_tree import branch_chunks, merge, root_length
 from diagnose.sampling.random_model import random_backend
 from tests.fakes import SizedTokenizer
 
@@ -94,7 +94,7 @@ def test_pack_keeps_order_and_gives_an_oversized_prompt_its_own_batch():
     assert pack(prompts, 4, batch_tokens(prompts[:2], 4)) == [[0, 1], [2]]
     assert pack(prompts, 4, 1) == [[0], [1], [2]]
     # the root stops a token short of the shorter prompt: 9 shared, branches of 1 and 2
-    assert batch_tokens(prompts[:2], 4) == 9 + (1 + 2) + 2 * len(rows) * 4 + 11
+    assert batch_tokens(prompts[:2], 4) == 9 + (1 + 2) + 2 * len(rows) * 4 + 2 * 11
 
 
 def test_a_refused_family_decodes_prompt_by_prompt():
@@ -109,6 +109,12 @@ def test_prompts_without_rows_get_no_traces():
     prompts = _prompts()[:2]
     out = decode_prompts(backend, [PromptRows(prompts[0], []), PromptRows(prompts[1], rows_for(SPEC))], SPEC)
     assert out[0] == [] and len(out[1]) == len(rows_for(SPEC))
+
+
+def test_branches_of_similar_length_prefill_together():
+    assert branch_chunks([10, 9, 100, 1]) == [[2], [0, 1], [3]]
+    assert branch_chunks([5, 5, 5]) == [[0, 1, 2]]
+    assert branch_chunks([]) == []
 
 
 def test_merge_equals_attention_over_both_blocks_and_ignores_an_empty_one():
