@@ -77,6 +77,24 @@ def decode_prompts(
     return out
 
 
+@torch.inference_mode()
+def first_logits(backend: Any, prompts: Sequence[Sequence[int]], budget_bytes: int | None = None) -> list[torch.Tensor]:
+    """Each prompt's next-token logits (FloatTensor[V]) after its prefill: the branches of a
+    batch in as few forwards as :func:`~diagnose.sampling.prompt_tree.branch_chunks` allows."""
+    out: list[torch.Tensor] = []
+    if not tree_capable(backend):
+        return [backend.start(ids, 1)[1][0] for ids in prompts]
+    budget = budget_bytes if budget_bytes is not None else default_budget(backend.device)
+    alone = [PromptRows(ids, [Row(0.0, 0)]) for ids in prompts]
+    for batch in pack(alone, 0, budget // kv_bytes_per_token(backend.model)):
+        if len(batch) == 1:
+            out.append(backend.start(prompts[batch[0]], 1)[1][0])
+            continue
+        _, logits = prefill_tree(backend.model, [prompts[i] for i in batch], [1] * len(batch), backend.device)
+        out.extend(logits)
+    return out
+
+
 def batch_tokens(prompts: Sequence[PromptRows], max_new_tokens: int) -> int:
     """Cache tokens a batch of these prompts holds at most (see the module docstring)."""
     ids = [p.prompt_ids for p in prompts]
