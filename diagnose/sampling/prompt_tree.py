@@ -14,7 +14,9 @@ Each decode step, every row's query attends to the root once for all rows (one
 kernel call per kv head, with every row's query stacked), to its prompt's branch
 once for that prompt's rows, and to its own suffix; the blocks are merged by their
 log-sum-exp (:func:`merge`), so the result equals attention over the prompt and
-the suffix concatenated. Rows sit at their own positions (prompts differ in
+the suffix concatenated. When every live prompt has as many rows as the others,
+the branches are attended in one batched product over the branches padded to the
+longest (the padding masked), instead of prompt by prompt. Rows sit at their own positions (prompts differ in
 length), so a sliding window is measured from each prompt's position: windowed
 layers attend to the root per prompt, with that prompt's cut.
 
@@ -54,6 +56,11 @@ def merge(a: tuple[torch.Tensor, torch.Tensor], b: tuple[torch.Tensor, torch.Ten
     return (out_a * weight_a + out_b * weight_b) / safe, top + torch.log(total)
 
 
+def _padded(tensor: torch.Tensor, width: int) -> torch.Tensor:
+    """(1, kv_heads, L, d) zero-padded along L to ``width``."""
+    return torch.nn.functional.pad(tensor, (0, 0, 0, width - tensor.shape[2]))
+
+
 def _windowed(layer: PrefixLayer, position: int, window: int | None) -> tuple[torch.Tensor, torch.Tensor]:
     """The layer's keys and values that a query at ``position`` sees: positions > position - window."""
     if window is None:
@@ -77,6 +84,8 @@ class PromptTree:
     step: int = 0
     """Tokens generated so far: a row of prompt p decodes position ``lengths[p] + step``."""
     _spans: list[tuple[int, int, int]] = field(default_factory=list, repr=False)
+    _packed: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = field(default_factory=dict, repr=False)
+    """Per layer, the live prompts' branches padded into one tensor (see :meth:`_uniform`)."""
 
     def __post_init__(self) -> None:
         self._spans = self._runs()
@@ -86,8 +95,47 @@ class PromptTree:
         return torch.tensor([[self.lengths[p] + self.step] for p in self.row_prompts], dtype=torch.long)
 
     def keep(self, rows: Sequence[int]) -> None:
+        before = [p for p, _, _ in self._spans]
         self.row_prompts = [self.row_prompts[i] for i in rows]
         self._spans = self._runs()
+        if [p for p, _, _ in self._spans] != before:
+            self._packed.clear()
+
+    def _uniform(self) -> bool:
+        """Whether every live prompt has one run of rows, all of one size: then the branches are
+        attended as one padded batch (one product for all prompts), not prompt by prompt."""
+        sizes = {end - first for _, first, end in self._spans}
+        return len(sizes) == 1 and len(self._spans) == len({p for p, _, _ in self._spans}) > 1
+
+    def _packed_layer(self, layer_index: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The live prompts' branch keys and values (P, kv_heads, L, d), zero-padded to the longest,
+        and the additive mask (P, 1, 1, L) that hides the padding."""
+        if layer_index not in self._packed:
+            layers = [self.branches[p][layer_index] for p, _, _ in self._spans]
+            width = max(layer.keys.shape[2] for layer in layers)
+            keys = torch.cat([_padded(layer.keys, width) for layer in layers])
+            values = torch.cat([_padded(layer.values, width) for layer in layers])
+            mask = torch.full((len(layers), 1, 1, width), float("-inf"), device=keys.device)
+            for i, layer in enumerate(layers):
+                mask[i, ..., : layer.keys.shape[2]] = 0.0
+            self._packed[layer_index] = (keys, values, mask)
+        return self._packed[layer_index]
+
+    def _branches_at_once(self, layer_index: int, q: torch.Tensor, scale: float,
+                          softcap: float | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every live prompt's branch attention in one batched product (float32), rows in batch order."""
+        keys, values, mask = self._packed_layer(layer_index)
+        prompts, kv_heads = keys.shape[0], q.shape[0]
+        per = q.shape[1] // prompts
+        qp = q.float().reshape(kv_heads, prompts, per, q.shape[-1]).transpose(0, 1)  # (P, kvh, rows*group, d)
+        scores = torch.matmul(qp, keys.float().transpose(2, 3)) * scale
+        if softcap is not None:
+            scores = torch.tanh(scores / softcap) * softcap
+        scores = scores + mask
+        lse = torch.logsumexp(scores, dim=-1, keepdim=True)
+        out = torch.matmul(torch.exp(scores - lse), values.float())  # (P, kvh, rows*group, dv)
+        return (out.transpose(0, 1).reshape(kv_heads, q.shape[1], -1),
+                lse.transpose(0, 1).reshape(kv_heads, q.shape[1], 1))
 
     def _runs(self) -> list[tuple[int, int, int]]:
         """(prompt, first row, end row) of each run of consecutive rows of one prompt."""
@@ -106,6 +154,9 @@ class PromptTree:
         group = q.shape[1] // len(self.row_prompts)
         root = self.root[layer_index] if self.root is not None else None
         whole_root = prefix_attention(q, root.keys, root.values, scale, softcap) if root and window is None else None
+        if window is None and self._uniform():
+            branches = self._branches_at_once(layer_index, q, scale, softcap)
+            return branches if whole_root is None else merge(whole_root, branches)
         outs, lses = [], []
         for prompt, first, end in self._spans:
             rows = slice(first * group, end * group)

@@ -44,16 +44,18 @@ def _assert_alone(backend, prompts: list[list[int]], spec: SamplingSpec, rows: l
         assert same == len(prompt_rows) and worst <= TOLERANCE, (same, worst)
 
 
+@pytest.mark.parametrize("even", [False, True], ids=["rows_per_prompt_differ", "rows_per_prompt_equal"])
 @pytest.mark.parametrize("family", ["llama", "mistral", "gemma2", "qwen2"])
-def test_each_row_is_its_prompt_decoded_alone(family):
+def test_each_row_is_its_prompt_decoded_alone(family, even):
     """mistral: sliding windows, measured from each row's own position; gemma2: softcapping
-    and sliding layers alternating with full ones."""
+    and sliding layers alternating with full ones. Equal rows per prompt: the branches are
+    attended in one padded product; otherwise prompt by prompt."""
     backend = _backend(family)
     assert backend.shared_prefix, backend.attention.reason
     if family == "mistral":
         assert backend.model.config.sliding_window == WINDOW
     prompts = _prompts()
-    rows = [rows_for(SPEC)[: 1 + i] for i in range(len(prompts))]  # every prompt its own number of rows
+    rows = [rows_for(SPEC)[: 2 if even else 1 + i] for i in range(len(prompts))]
     _assert_alone(backend, prompts, SPEC, rows)
 
 
