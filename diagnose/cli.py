@@ -302,6 +302,13 @@ def bench_sampling(case_path: Path | None, seeds: int, temperatures: list[float]
         if option is None:  # a field of the --case file itself
             raise
         raise UsageError(f"{option}: {exc}") from None
+    if prompt_count is not None:
+        from diagnose.bench.prompts import variants
+
+        try:
+            variants(case, prompt_count)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     settings = _settings()
     console = Console()
     with console.progress() as progress:
