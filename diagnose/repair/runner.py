@@ -5,8 +5,8 @@
    multi-prompt batch (:mod:`diagnose.sampling.multi_prompt`) holds every candidate's
    rows (the original seeds at its temperatures); the prompts share most of their tokens,
    prefilled once as the batch's root, and each row gives what its candidate decoded
-   alone gives (candidates whose sampling settings differ beyond temperatures decode as
-   batches of their own; a server samples candidate after candidate). Each candidate's
+   alone gives, each with its own sampling settings (a server samples candidate after
+   candidate). Each candidate's
    samples are measured against the *original* case's centers, so ``center_pull`` and
    ``center_split`` stay comparable. A candidate that does not fit
    is listed as skipped, with what it would have cost; later, cheaper ones still run.
@@ -172,35 +172,33 @@ def run_repairs(
 def _decode(chosen: list[tuple[Candidate, list[float]]], backend, counter: PromptCounter, seed_offset: int,
             progress: Progress | None) -> list[tuple[list[int], dict[float, list[Trace]], float]]:
     """Each chosen candidate's prompt ids, traces by temperature and decoding seconds. In-process,
-    candidates with the same sampling settings (but temperatures) decode in one multi-prompt
-    batch, each batch's seconds shared by its candidates in proportion to their rows; a server
-    samples candidate after candidate."""
+    every candidate decodes in one multi-prompt batch (each with its own sampling settings), the
+    batch's seconds shared by the candidates in proportion to their rows; a server samples
+    candidate after candidate."""
     prompts = [counter.chat_ids(build_messages(c.case)) for c, _ in chosen]
     specs = [msgspec.structs.replace(c.case.sampling, temperatures=temps) for c, temps in chosen]
     rows = [rows_for(spec, seed_offset) if spec.temperatures else [] for spec in specs]
     out: list[tuple[list[int], dict[float, list[Trace]], float]] = [(p, {}, 0.0) for p in prompts]
-    groups: dict[bytes, list[int]] = {}
-    for i, spec in enumerate(specs):
-        if rows[i]:
-            groups.setdefault(msgspec.json.encode(msgspec.structs.replace(spec, temperatures=[])), []).append(i)
-    for batch in groups.values():
-        if hasattr(backend, "sample"):  # a server: one candidate at a time, as it samples row by row
-            for i in batch:
-                _progress(progress, f"repair {chosen[i][0].id}: sampling {len(rows[i])} rows", len(rows[i]))
-                started = time.perf_counter()
-                traces = sample_traces(chosen[i][0].case, backend, prompts[i], rows[i], _on_step(progress))
-                out[i] = (prompts[i], _by_temperature(traces), time.perf_counter() - started)
-            continue
-        total = sum(len(rows[i]) for i in batch)
-        names = ", ".join(chosen[i][0].id for i in batch)
-        _progress(progress, f"repair sampling: {total} rows of {len(batch)} candidates in one batch ({names})",
-                  specs[batch[0]].max_new_tokens)
-        started = time.perf_counter()
-        decoded = decode_prompts(backend, [PromptRows(prompts[i], rows[i]) for i in batch], specs[batch[0]],
-                                 _on_step(progress))
-        seconds = time.perf_counter() - started
-        for i, traces in zip(batch, decoded):
-            out[i] = (prompts[i], _by_temperature(traces), seconds * len(rows[i]) / total)
+    batch = [i for i in range(len(chosen)) if rows[i]]
+    if hasattr(backend, "sample"):  # a server: one candidate at a time, as it samples row by row
+        for i in batch:
+            _progress(progress, f"repair {chosen[i][0].id}: sampling {len(rows[i])} rows", len(rows[i]))
+            started = time.perf_counter()
+            traces = sample_traces(chosen[i][0].case, backend, prompts[i], rows[i], _on_step(progress))
+            out[i] = (prompts[i], _by_temperature(traces), time.perf_counter() - started)
+        return out
+    if not batch:
+        return out
+    total = sum(len(rows[i]) for i in batch)
+    names = ", ".join(chosen[i][0].id for i in batch)
+    _progress(progress, f"repair sampling: {total} rows of {len(batch)} candidates in one batch ({names})",
+              max(specs[i].max_new_tokens for i in batch))
+    started = time.perf_counter()
+    decoded = decode_prompts(backend, [PromptRows(prompts[i], rows[i], specs[i]) for i in batch], specs[batch[0]],
+                             _on_step(progress))
+    seconds = time.perf_counter() - started
+    for i, traces in zip(batch, decoded):
+        out[i] = (prompts[i], _by_temperature(traces), seconds * len(rows[i]) / total)
     return out
 
 

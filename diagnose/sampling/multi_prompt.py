@@ -35,6 +35,8 @@ CUDA_MEMORY_SHARE = 0.5
 class PromptRows:
     prompt_ids: Sequence[int]
     rows: Sequence[Row]
+    spec: SamplingSpec | None = None
+    """This prompt's sampling settings (None: the batch's); its temperatures are its rows'."""
 
 
 def tree_capable(backend: Any) -> bool:
@@ -50,27 +52,31 @@ def decode_prompts(
     stats: DecodeStats | None = None,
     budget_bytes: int | None = None,
 ) -> list[list[Trace]]:
-    """Each prompt's traces, in its rows' order (see the module docstring)."""
+    """Each prompt's traces, in its rows' order (see the module docstring); ``spec``: the sampling
+    settings of the prompts that carry none of their own."""
     stats = stats if stats is not None else DecodeStats()
     out: list[list[Trace]] = [[] for _ in prompts]
     todo = [i for i, p in enumerate(prompts) if p.rows]
+    specs = [p.spec or spec for p in prompts]
     if not tree_capable(backend):
         for i in todo:
-            out[i] = decode_rows(backend, prompts[i].prompt_ids, prompts[i].rows, spec, on_step, stats)
+            out[i] = decode_rows(backend, prompts[i].prompt_ids, prompts[i].rows, specs[i], on_step, stats)
         return out
     budget = budget_bytes if budget_bytes is not None else default_budget(backend.device)
     per_token = kv_bytes_per_token(backend.model)
-    for batch in pack([prompts[i] for i in todo], spec.max_new_tokens, budget // per_token):
+    longest = max((specs[i].max_new_tokens for i in todo), default=0)
+    for batch in pack([prompts[i] for i in todo], longest, budget // per_token):
         chosen = [prompts[todo[i]] for i in batch]
+        chosen_specs = [specs[todo[i]] for i in batch]
         if len(chosen) == 1:
-            traces = decode_rows(backend, chosen[0].prompt_ids, chosen[0].rows, spec, on_step, stats)
+            traces = decode_rows(backend, chosen[0].prompt_ids, chosen[0].rows, chosen_specs[0], on_step, stats)
         else:
             started = time.perf_counter()
             tree, logits = prefill_tree(backend.model, [p.prompt_ids for p in chosen], [len(p.rows) for p in chosen],
                                         backend.device)
             stats.prefill_seconds += time.perf_counter() - started
             traces = decode_session(TreeSession(backend.model, tree, backend.device), logits,
-                                    [(p.prompt_ids, p.rows) for p in chosen], spec, backend.eos_token_ids,
+                                    [(p.prompt_ids, p.rows) for p in chosen], chosen_specs, backend.eos_token_ids,
                                     on_step, stats)
         for i, prompt in zip(batch, chosen):
             out[todo[i]], traces = traces[: len(prompt.rows)], traces[len(prompt.rows):]

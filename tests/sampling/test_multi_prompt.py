@@ -136,3 +136,21 @@ def test_merge_equals_attention_over_both_blocks_and_ignores_an_empty_one():
     assert torch.allclose(out, want_out, atol=1e-6)
     out, lse = merge(empty, empty)
     assert torch.equal(out, torch.zeros(3, 4)) and bool(torch.isneginf(lse).all())
+
+
+def test_prompts_with_their_own_sampling_settings_share_a_batch():
+    """Filters, penalty and token budget per prompt: each row as its prompt decoded alone with its settings."""
+    backend = _backend("llama")
+    prompts = _prompts()[:3]
+    specs = [SPEC, SamplingSpec(seeds=2, temperatures=[0.9], top_k=0, top_p=1.0, repetition_penalty=1.3,
+                                max_new_tokens=5),
+             SamplingSpec(seeds=2, temperatures=[1.2], top_k=5, top_p=0.8, max_new_tokens=20)]
+    stats = DecodeStats()
+    together = decode_prompts(backend, [PromptRows(p, rows_for(s), s) for p, s in zip(prompts, specs)], SPEC,
+                              stats=stats)
+    assert stats.rows_per_pass[0] == sum(len(rows_for(s)) for s in specs)
+    for prompt, spec, traces in zip(prompts, specs, together):
+        alone = decode_rows(backend, prompt, rows_for(spec), spec)
+        same, worst = compare(traces, alone)
+        assert same == len(alone) and worst <= TOLERANCE, (same, worst)
+        assert max(len(t.steps) for t in traces) == spec.max_new_tokens
