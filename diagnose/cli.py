@@ -256,8 +256,9 @@ def bench() -> None:
 @click.option("--max-new-tokens", type=click.IntRange(1, 4096), default=64, show_default=True)
 @click.option("--model", "model_name", help="Benchmark this model instead of the case's: default, a local .gguf file or a Hugging Face model directory (with --random-model, only its tokenizer is used).")
 @click.option("--random-model", type=click.Choice(["tiny", "1b"]), help="Instead of the case's model, a seeded random-initialised Llama of this shape (for GPU hosts without model weights).")
+@click.option("--prompts", "prompt_count", type=click.IntRange(min=2), metavar="K", help="Also decode K prompts with a shared root (the case and K-1 copies each without one of its last documents) in one batch, against the same K one by one; the BENCH line adds prompts=K speedup_vs_one_by_one=X.")
 def bench_sampling(case_path: Path | None, seeds: int, temperatures: list[float], max_new_tokens: int,
-                   model_name: str | None, random_model: str | None) -> None:
+                   model_name: str | None, random_model: str | None, prompt_count: int | None) -> None:
     """The shared-prefix engine against HF generate (plain, and with one shared
     prefill) and llama.cpp on the same GGUF (when llama-cpp-python is installed),
     beside the machine's roofline for the job.
@@ -265,7 +266,10 @@ def bench_sampling(case_path: Path | None, seeds: int, temperatures: list[float]
     Prints one table (prefill s, decode s, total s, samples/s, peak RSS, measured
     / floor) and ends with one line: BENCH speedup_vs_hf=X samples_per_s=Y
     peak_rss_mb=Z seeds_reproducible=true|false speedup_vs_hf_shared_prefill=X
-    speedup_vs_llamacpp=X|skipped decode_vs_floor=X
+    speedup_vs_llamacpp=X|skipped decode_vs_floor=X; with --prompts K it adds
+    prompts=K speedup_vs_one_by_one=X prompts_speedup_vs_hf_shared_prefill=X
+    prompts_speedup_vs_llamacpp=X|skipped, and seeds_reproducible also asks that every
+    row of the K-prompt batch gives its prompt's tokens decoded alone.
     """
     import msgspec
 
@@ -298,6 +302,13 @@ def bench_sampling(case_path: Path | None, seeds: int, temperatures: list[float]
         if option is None:  # a field of the --case file itself
             raise
         raise UsageError(f"{option}: {exc}") from None
+    if prompt_count is not None:
+        from diagnose.bench.prompts import variants
+
+        try:
+            variants(case, prompt_count)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     settings = _settings()
     console = Console()
     with console.progress() as progress:
@@ -314,6 +325,11 @@ def bench_sampling(case_path: Path | None, seeds: int, temperatures: list[float]
         else:
             backend = registry.generator(case.model)
         result = run_bench(backend, case, on_phase=progress.phase)
+        prompts = None
+        if prompt_count is not None:
+            from diagnose.bench.prompts import run_prompts
+
+            prompts = run_prompts(backend, case, prompt_count, on_phase=progress.phase)
     click.echo(
         f"prompt {result.prompt_tokens} tokens, {len(temps)} temperatures x {seeds} seeds, "
         f"max_new_tokens {max_new_tokens}, model {backend.identity.get('id')}, "
@@ -322,7 +338,12 @@ def bench_sampling(case_path: Path | None, seeds: int, temperatures: list[float]
     )
     for row in result.table():
         click.echo(row)
-    click.echo(result.line())
+    if prompts is None:
+        click.echo(result.line())
+        return
+    for row in prompts.table():
+        click.echo(row)
+    click.echo(f"{result.line(prompts.reproducible)} {prompts.keys()}")
 
 
 @cli.command("check-engine")

@@ -133,12 +133,14 @@ class BenchResult:
             f"{cell(None if is_single else phase.seconds / floor.seconds, 7)}"
         )
 
-    def line(self) -> str:
+    def line(self, other_rows_reproducible: bool = True) -> str:
+        """The BENCH line; ``other_rows_reproducible``: rows of another job (``--prompts``) were too."""
         llama = self.speedup_vs_llamacpp
+        reproducible = self.seeds_reproducible and other_rows_reproducible
         return (
             f"BENCH speedup_vs_hf={self.speedup_vs_hf:.2f} samples_per_s={self.samples_per_s:.2f} "
             f"peak_rss_mb={self.engine.peak_rss_mb:.0f} "
-            f"seeds_reproducible={'true' if self.seeds_reproducible else 'false'} "
+            f"seeds_reproducible={'true' if reproducible else 'false'} "
             f"speedup_vs_hf_shared_prefill={self.speedup_vs_hf_shared_prefill:.2f} "
             f"speedup_vs_llamacpp={'skipped' if llama is None else f'{llama:.2f}'} "
             f"decode_vs_floor={self.decode_vs_floor:.2f}"

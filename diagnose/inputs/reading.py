@@ -12,9 +12,11 @@ instruction, then ``Document:\\n{text}\\n\\nQuestion: {question}``) and answers:
   variants are those of :data:`YES_VARIANTS` / :data:`NO_VARIANTS` that the
   tokenizer has as one token. The answer is ``"yes"`` when the margin is >= 0.
 
-Documents are read **one at a time**: the engine shares one prompt across its
-batch rows, and every document makes a different prompt, so there is nothing to
-batch. A document is cut to ``max_document_tokens`` tokens (its start is kept) so
+In-process, every document of a call is one prompt of a single multi-prompt
+batch (:mod:`diagnose.sampling.multi_prompt`): the prompts share their head (the
+system instruction and ``Document:``) as the tree's root, the greedy answers
+decode together, and the yes/no margins come from one batched prefill; each
+reading is what that document's prompt alone gives. A document is cut to ``max_document_tokens`` tokens (its start is kept) so
 that one huge document cannot blow memory or time. An empty document gives
 ``DocumentReading("", None, 0)`` without calling the model.
 
@@ -118,26 +120,51 @@ class DocumentReader:
         yes_no: bool,
         on_document: DocumentCallback | None = None,
     ) -> list[DocumentReading]:
-        """One :class:`DocumentReading` per document, in order (documents read one at a time)."""
-        readings: list[DocumentReading] = []
-        for done, text in enumerate(documents, start=1):
-            readings.append(self._read_one(question, text or "", yes_no))
-            if on_document:
+        """One :class:`DocumentReading` per document, in order: in-process, every document in one
+        multi-prompt batch (:mod:`diagnose.sampling.multi_prompt`); on a server, one at a time."""
+        if self._remote:
+            readings = []
+            for done, text in enumerate(documents, start=1):
+                readings.append(self._read_remote_one(question, text or "", yes_no))
+                if on_document:
+                    on_document(done)
+            return readings
+        readings = [DocumentReading("", None, 0)] * len(documents)
+        todo = [i for i, text in enumerate(documents) if (text or "").strip()]
+        prompts = [self.backend.chat_ids(self.messages(question, self.truncate(documents[i]), yes_no)) for i in todo]
+        self.stats.documents += len(prompts)
+        self.stats.prompt_tokens += sum(len(ids) for ids in prompts)
+        if yes_no and all(self._variants()):
+            for i, ids, margin in zip(todo, prompts, self._margins(prompts)):
+                readings[i] = DocumentReading("yes" if margin >= 0 else "no", margin, len(ids))
+        else:
+            for i, ids, answer in zip(todo, prompts, self._greedy(prompts)):
+                readings[i] = DocumentReading(answer, None, len(ids))
+        if on_document:
+            for done in range(1, len(documents) + 1):
                 on_document(done)
         return readings
 
     def compare(self, question: str, pairs: list[tuple[str, str]]) -> list[float | None]:
         """Per pair of documents, ``log P(yes) - log P(no)`` for "do these two passages give the
         same answer to the question?" (each passage cut to half of ``max_document_tokens``;
-        None when the model gave neither answer, or a passage is empty)."""
-        out: list[float | None] = []
-        for a, b in pairs:
-            if not a.strip() or not b.strip():
-                out.append(None)
-                continue
-            messages = self.pair_messages(question, self.truncate(a, self.max_document_tokens // 2),
-                                          self.truncate(b, self.max_document_tokens // 2))
-            out.append(self._yes_no_margin(messages))
+        None when the model gave neither answer, or a passage is empty). In-process, every
+        pair in one multi-prompt batch."""
+        todo = [k for k, (a, b) in enumerate(pairs) if a.strip() and b.strip()]
+        half = self.max_document_tokens // 2
+        messages = [self.pair_messages(question, self.truncate(pairs[k][0], half), self.truncate(pairs[k][1], half))
+                    for k in todo]
+        out: list[float | None] = [None] * len(pairs)
+        if self._remote:
+            for k, m in zip(todo, messages):
+                out[k] = self._remote_margin(m)
+            return out
+        prompts = [self.backend.chat_ids(m) for m in messages]
+        self.stats.documents += len(prompts)
+        self.stats.prompt_tokens += sum(len(ids) for ids in prompts)
+        if all(self._variants()):
+            for k, margin in zip(todo, self._margins(prompts)):
+                out[k] = margin
         return out
 
     def pair_messages(self, question: str, a: str, b: str) -> list[dict[str, str]]:
@@ -183,42 +210,13 @@ class DocumentReader:
                 high = mid - 1
         return text[:low]
 
-    # -- one document ----------------------------------------------------------- #
+    # -- in-process batches ----------------------------------------------------- #
 
-    def _read_one(self, question: str, text: str, yes_no: bool) -> DocumentReading:
-        if not text.strip():
-            return DocumentReading("", None, 0)
-        messages = self.messages(question, self.truncate(text), yes_no)
-        if self._remote:
-            return self._read_remote(messages, yes_no)
-        ids = self.backend.chat_ids(messages)
-        self.stats.documents += 1
-        self.stats.prompt_tokens += len(ids)
-        if yes_no:
-            yes_ids, no_ids = self._variants()
-            if yes_ids and no_ids:
-                margin = self._margin(ids, yes_ids, no_ids)
-                return DocumentReading("yes" if margin >= 0 else "no", margin, len(ids))
-        return DocumentReading(self._greedy(ids), None, len(ids))
-
-    def _yes_no_margin(self, messages: list[dict[str, str]]) -> float | None:
-        """``log P(yes) - log P(no)`` at the first answer position of ``messages`` (None: no variants)."""
-        started = time.perf_counter()
-        if self._remote:
-            _, top, usage = self.backend.complete(messages, 1, REMOTE_TOP_LOGPROBS)
-            self.stats.prefill_s += time.perf_counter() - started
-            self.stats.prompt_tokens += _int(usage.get("prompt_tokens"))
-            self.stats.documents += 1
-            return _margin_from_top(top)
-        ids = self.backend.chat_ids(messages)
-        self.stats.documents += 1
-        self.stats.prompt_tokens += len(ids)
-        yes_ids, no_ids = self._variants()
-        return self._margin(ids, yes_ids, no_ids) if yes_ids and no_ids else None
-
-    def _greedy(self, ids: Sequence[int]) -> str:
+    def _greedy(self, prompts: list[list[int]]) -> list[str]:
+        """Each prompt's greedy answer (first line), all prompts decoded in one batch."""
         from diagnose.case import SamplingSpec
-        from diagnose.sampling.engine import DecodeStats, Row, decode_rows
+        from diagnose.sampling.engine import DecodeStats, Row
+        from diagnose.sampling.multi_prompt import PromptRows, decode_prompts
 
         spec = SamplingSpec(
             seeds=1,
@@ -229,23 +227,26 @@ class DocumentReader:
             max_new_tokens=self.max_new_tokens,
         )
         stats = DecodeStats()
-        trace = decode_rows(self.backend, ids, [Row(0.0, 0)], spec, stats=stats)[0]
+        traces = decode_prompts(self.backend, [PromptRows(ids, [Row(0.0, 0)]) for ids in prompts], spec, stats=stats)
         self.stats.prefill_s += stats.prefill_seconds
         self.stats.decode_s += stats.decode_seconds
-        self.stats.generated_tokens += len(trace.tokens)
-        return _first_line(self.backend.decode(trace.tokens))
+        self.stats.generated_tokens += sum(len(t[0].tokens) for t in traces)
+        return [_first_line(self.backend.decode(t[0].tokens)) for t in traces]
 
-    def _margin(self, ids: Sequence[int], yes_ids: list[int], no_ids: list[int]) -> float:
+    def _margins(self, prompts: list[list[int]]) -> list[float]:
+        """``logsumexp(yes variants) - logsumexp(no variants)`` at each prompt's first answer position."""
         import torch
 
+        from diagnose.sampling.multi_prompt import first_logits
+
+        yes_ids, no_ids = self._variants()
         started = time.perf_counter()
-        with torch.inference_mode():
-            _, logits = self.backend.start(ids, 1)
-            logprobs = torch.log_softmax(logits[0].float(), dim=-1)
-            yes = torch.logsumexp(logprobs[yes_ids], dim=0)
-            no = torch.logsumexp(logprobs[no_ids], dim=0)
+        margins = []
+        for logits in first_logits(self.backend, prompts):
+            logprobs = torch.log_softmax(logits.float(), dim=-1)
+            margins.append(float(torch.logsumexp(logprobs[yes_ids], dim=0) - torch.logsumexp(logprobs[no_ids], dim=0)))
         self.stats.prefill_s += time.perf_counter() - started
-        return float(yes - no)
+        return margins
 
     def _variants(self) -> tuple[list[int], list[int]]:
         """Token ids of the yes and no variants that are single tokens (cached)."""
@@ -256,7 +257,21 @@ class DocumentReader:
             )
         return self._variant_ids
 
-    def _read_remote(self, messages: list[dict[str, str]], yes_no: bool) -> DocumentReading:
+    # -- a server, one request per document --------------------------------------- #
+
+    def _remote_margin(self, messages: list[dict[str, str]]) -> float | None:
+        """The yes-no margin of ``messages`` from a server's first-token top logprobs."""
+        started = time.perf_counter()
+        _, top, usage = self.backend.complete(messages, 1, REMOTE_TOP_LOGPROBS)
+        self.stats.prefill_s += time.perf_counter() - started
+        self.stats.prompt_tokens += _int(usage.get("prompt_tokens"))
+        self.stats.documents += 1
+        return _margin_from_top(top)
+
+    def _read_remote_one(self, question: str, text: str, yes_no: bool) -> DocumentReading:
+        if not text.strip():
+            return DocumentReading("", None, 0)
+        messages = self.messages(question, self.truncate(text), yes_no)
         started = time.perf_counter()
         if yes_no:
             text, top, usage = self.backend.complete(messages, 1, REMOTE_TOP_LOGPROBS)

@@ -81,10 +81,12 @@ def analyze_inputs(
     answered = np.array([a is not None and a.key is not None for a in found], bool)
     corroborated = np.array([a is not None and a.key is not None and support[a.key] > 1 for a in found], bool)
     noise = noise_mask(relevance, answered, [text_features(t) for t in texts], settings, isolation(emb), corroborated)
-    readings = reader.read(case.question, texts, yes_no) if reader is not None else None
+    readings = None
     comparisons = None
-    if readings is not None:
-        lean = reader.read(case.question, [NO_INFORMATION], True)[0].yes_margin if yes_no else None
+    if reader is not None:
+        # A yes/no question's lean (the margin on a document that says nothing) is read in the same batch.
+        readings = reader.read(case.question, texts + [NO_INFORMATION] if yes_no else texts, yes_no)
+        lean = readings.pop().yes_margin if yes_no else None
         asks_value = bool(asked_value_kinds(case.question))
         found = read_answers(readings, found, claims, embedder, yes_no, settings, asks_value=asks_value,
                              texts=texts, lean=lean)

@@ -1,11 +1,14 @@
 """``run --repair``: sample each candidate with the original's seeds, compare, judge.
 
 1. :func:`diagnose.repair.candidates.propose` lists the candidates, most severe first.
-2. Each candidate that fits the remaining budget (in samples) is decoded as its own
-   batch: its rows (the original seeds at its temperatures) share one prefill of its
-   own prompt. The engine decodes one prompt per batch, so candidates are not batched
-   together. Its samples are measured against the *original* case's centers, so
-   ``center_pull`` and ``center_split`` stay comparable. A candidate that does not fit
+2. The candidates that fit the remaining budget (in samples) are decoded together: one
+   multi-prompt batch (:mod:`diagnose.sampling.multi_prompt`) holds every candidate's
+   rows (the original seeds at its temperatures); the prompts share most of their tokens,
+   prefilled once as the batch's root, and each row gives what its candidate decoded
+   alone gives, each with its own sampling settings (a server samples candidate after
+   candidate). Each candidate's
+   samples are measured against the *original* case's centers, so ``center_pull`` and
+   ``center_split`` stay comparable. A candidate that does not fit
    is listed as skipped, with what it would have cost; later, cheaper ones still run.
 3. Triage is re-run on each candidate (its case, its input report restricted from the
    original's, its sampling) to see whether the findings it answers still fire.
@@ -42,6 +45,7 @@ from diagnose.repair.significance import Settings, bonferroni, compare
 from diagnose.repair.verdict import VERDICT_RANK, outcome, verdict
 from diagnose.sampling.constraints import ConstraintChecker
 from diagnose.sampling.engine import Trace, rows_for
+from diagnose.sampling.multi_prompt import PromptRows, decode_prompts
 from diagnose.sampling.settings import SamplingSettings
 from diagnose.sampling.stage import measure_run, sample_traces
 from diagnose.triage import TriageContext, TriageThresholds, triage
@@ -51,7 +55,8 @@ if TYPE_CHECKING:
 
 BUDGET_FACTOR = 4
 """The default budget: this many times the case's samples (seeds x temperatures)."""
-BATCHING = "one batch per candidate (its rows share one prefill of its own prompt)"
+BATCHING = ("the candidates in one multi-prompt batch (their common prompt prefix prefilled once; "
+            "each row as its candidate decoded alone)")
 REMOVAL_NOTE = (
     "Removing documents hides a conflict rather than resolving it, unless the removed documents "
     "are wrong: check that the answer below is the right one before dropping them from retrieval."
@@ -113,10 +118,10 @@ def run_repairs(
     original_runs = {r.temperature: r for r in sampling.runs}
     original_traces = _by_temperature(traces)
     candidates = propose(case, analysis.report, sampling, findings, thresholds)
-    sampled: list[_Sampled] = []
+    chosen: list[tuple[Candidate, list[float]]] = []
     skipped: list[SkippedRepair] = []
     spent = 0
-    for index, candidate in enumerate(candidates, 1):
+    for candidate in candidates:
         temps = candidate.sampled_temperatures(case.sampling.temperatures)
         cost = case.sampling.seeds * len(temps)
         if cost > allowed - spent:
@@ -125,19 +130,21 @@ def run_repairs(
                 answers=list(candidate.answers), samples=cost,
                 reason=f"needs {cost} samples; {allowed - spent} of the budget of {allowed} left"))
             continue
+        chosen.append((candidate, temps))
+        spent += cost
+    decoded = _decode(chosen, backend, counter, seed_offset, progress)
+    sampled: list[_Sampled] = []
+    for index, ((candidate, temps), (prompt_ids, traces, seconds)) in enumerate(zip(chosen, decoded), 1):
         if progress is not None:
-            what = f"sampling {cost} rows" if cost else "the original's samples (same rows)"
-            progress.phase(f"repair {index}/{len(candidates)} {candidate.id}: {what}",
-                           total=cost if hasattr(backend, "sample") else candidate.case.sampling.max_new_tokens)
-        done = _sample(candidate, temps, case, analysis, backend, embedder, counter, seed_offset, thresholds,
-                       sampling_settings, original_runs, original_traces, progress)
+            progress.phase(f"repair {index}/{len(chosen)} {candidate.id}: measuring")
+        done = _measure(candidate, temps, case, analysis, backend, embedder, prompt_ids, traces, seconds, thresholds,
+                        sampling_settings, original_runs, original_traces)
         done.findings = triage(TriageContext(
             case=candidate.case,
             inputs=candidate_inputs(analysis.report, candidate.case, counter.count_tokens, done.prompt_tokens,
                                     thresholds),
             sampling=done.sampling, environment=environment, thresholds=thresholds,
             sampling_settings=sampling_settings))
-        spent += cost
         sampled.append(done)
     family = sum(len(s.candidate.metrics) for s in sampled)
     if progress is not None and sampled:
@@ -155,21 +162,58 @@ def run_repairs(
     return RepairOutcome(repairs, skipped, overview, annotate.annotate_findings(findings, repairs))
 
 
-def _sample(candidate: Candidate, temps: list[float], case: Case, analysis: InputAnalysis, backend,
-            embedder: Embedder, counter: PromptCounter, seed_offset: int, thresholds: TriageThresholds,
-            sampling_settings: SamplingSettings, original_runs: dict[float, TemperatureRun], original_traces: dict[float, list[Trace]],
-            progress: Progress | None) -> _Sampled:
-    """Decode the candidate's rows at ``temps`` in one batch; reuse the original's runs at
-    its other temperatures (only a ``temperature`` change has any)."""
+def _decode(chosen: list[tuple[Candidate, list[float]]], backend, counter: PromptCounter, seed_offset: int,
+            progress: Progress | None) -> list[tuple[list[int], dict[float, list[Trace]], float]]:
+    """Each chosen candidate's prompt ids, traces by temperature and decoding seconds. In-process,
+    every candidate decodes in one multi-prompt batch (each with its own sampling settings), the
+    batch's seconds shared by the candidates in proportion to their rows; a server samples
+    candidate after candidate."""
+    prompts = [counter.chat_ids(build_messages(c.case)) for c, _ in chosen]
+    specs = [msgspec.structs.replace(c.case.sampling, temperatures=temps) for c, temps in chosen]
+    rows = [rows_for(spec, seed_offset) if spec.temperatures else [] for spec in specs]
+    out: list[tuple[list[int], dict[float, list[Trace]], float]] = [(p, {}, 0.0) for p in prompts]
+    batch = [i for i in range(len(chosen)) if rows[i]]
+    if hasattr(backend, "sample"):  # a server: one candidate at a time, as it samples row by row
+        for i in batch:
+            _progress(progress, f"repair {chosen[i][0].id}: sampling {len(rows[i])} rows", len(rows[i]))
+            started = time.perf_counter()
+            traces = sample_traces(chosen[i][0].case, backend, prompts[i], rows[i], _on_step(progress))
+            out[i] = (prompts[i], _by_temperature(traces), time.perf_counter() - started)
+        return out
+    if not batch:
+        return out
+    total = sum(len(rows[i]) for i in batch)
+    names = ", ".join(chosen[i][0].id for i in batch)
+    _progress(progress, f"repair sampling: {total} rows of {len(batch)} candidates in one batch ({names})",
+              max(specs[i].max_new_tokens for i in batch))
     started = time.perf_counter()
-    prompt_ids = counter.chat_ids(build_messages(candidate.case))
+    decoded = decode_prompts(backend, [PromptRows(prompts[i], rows[i], specs[i]) for i in batch], specs[batch[0]],
+                             _on_step(progress))
+    seconds = time.perf_counter() - started
+    for i, traces in zip(batch, decoded):
+        out[i] = (prompts[i], _by_temperature(traces), seconds * len(rows[i]) / total)
+    return out
+
+
+def _progress(progress: Progress | None, description: str, total: int) -> None:
+    if progress is not None:
+        progress.phase(description, total=total)
+
+
+def _on_step(progress: Progress | None):
+    return (lambda position, live: progress.update(position)) if progress is not None else None
+
+
+def _measure(candidate: Candidate, temps: list[float], case: Case, analysis: InputAnalysis, backend,
+             embedder: Embedder, prompt_ids: list[int], decoded: dict[float, list[Trace]], seconds: float,
+             thresholds: TriageThresholds, sampling_settings: SamplingSettings,
+             original_runs: dict[float, TemperatureRun], original_traces: dict[float, list[Trace]]) -> _Sampled:
+    """The candidate's runs at ``temps`` from its decoded traces; the original's runs at its other
+    temperatures (only a ``temperature`` change has any)."""
+    started = time.perf_counter()
     runs = {t: original_runs[t] for t in candidate.case.sampling.temperatures if t not in temps}
     traces = {t: original_traces.get(t, []) for t in runs}
     if temps:
-        spec = msgspec.structs.replace(candidate.case.sampling, temperatures=temps)
-        on_step = (lambda position, live: progress.update(position)) if progress is not None else None
-        decoded = _by_temperature(sample_traces(candidate.case, backend, prompt_ids, rows_for(spec, seed_offset),
-                                                on_step))
         checker = ConstraintChecker(case.constraints, sampling_settings.regex_timeout_s,
                                     sampling_settings.regex_budget_s)
         for t in temps:
@@ -177,7 +221,7 @@ def _sample(candidate: Candidate, temps: list[float], case: Case, analysis: Inpu
             runs[t] = measure_run(case, backend, decoded[t], embedder, analysis, checker, sampling_settings)
             traces[t] = decoded[t]
     ordered = [runs[t] for t in candidate.case.sampling.temperatures]
-    seconds = time.perf_counter() - started
+    seconds += time.perf_counter() - started
     report = SamplingReport(runs=ordered, backend=getattr(backend, "name", "transformers"),
                             wall_seconds=round(seconds, 3))
     return _Sampled(candidate, report, traces, runs, len(prompt_ids), case.sampling.seeds * len(temps), seconds)

@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 import torch
 
 from diagnose.case import SamplingSpec
-from diagnose.sampling.backend import Backend
+from diagnose.sampling.backend import Backend, DecodeSession
 from diagnose.sampling.metrics import StepRecord, entropy_nats
 from diagnose.sampling.processors import SeenTokens, build_pipeline
 
@@ -89,35 +89,56 @@ def decode_rows(
     stats = stats if stats is not None else DecodeStats()
     if not rows:
         return []
-    traces = [Trace(row) for row in rows]
-    pipelines = {
-        t: build_pipeline(t, spec.top_k, spec.top_p, spec.repetition_penalty)
-        for t in sorted({row.temperature for row in rows})
-    }
-    generators = [torch.Generator().manual_seed(row.generator_seed) for row in rows]
-
     started = time.perf_counter()
     session, logits = backend.start(prompt_ids, len(rows))
     stats.prefill_seconds += time.perf_counter() - started
+    return decode_session(session, logits, [(prompt_ids, rows)], spec, backend.eos_token_ids, on_step, stats)
+
+
+@torch.inference_mode()
+def decode_session(
+    session: DecodeSession,
+    logits: torch.Tensor,
+    prompts: Sequence[tuple[Sequence[int], Sequence[Row]]],
+    spec: SamplingSpec | Sequence[SamplingSpec],
+    eos_token_ids: frozenset[int],
+    on_step: StepCallback | None = None,
+    stats: DecodeStats | None = None,
+) -> list[Trace]:
+    """Decode the rows of a started session: ``prompts`` lists each prompt with its rows, in the
+    session's row order; ``logits`` are the first position's (one per row). ``spec``: the sampling
+    settings of every prompt, or one per prompt (their temperatures are the rows')."""
+    stats = stats if stats is not None else DecodeStats()
+    specs = [spec] * len(prompts) if isinstance(spec, SamplingSpec) else list(spec)
+    rows = [row for _, prompt_rows in prompts for row in prompt_rows]
+    row_specs = [s for (_, prompt_rows), s in zip(prompts, specs) for _ in prompt_rows]
+    limits = [s.max_new_tokens for s in row_specs]
+    # Rows share a logits pipeline where their temperature and filters agree.
+    keys = [(row.temperature, s.top_k, s.top_p, s.repetition_penalty) for row, s in zip(rows, row_specs)]
+    traces = [Trace(row) for row in rows]
+    pipelines = {key: build_pipeline(*key) for key in sorted(set(keys))}
+    generators = [torch.Generator().manual_seed(row.generator_seed) for row in rows]
+
     started = time.perf_counter()
     # The repetition penalty reads every id seen so far: one running mask, not a rebuilt set.
-    seen = SeenTokens(prompt_ids, len(rows), logits.shape[-1]) if spec.repetition_penalty != 1.0 else None
+    penalised = any(s.repetition_penalty != 1.0 for s in specs)
+    seen = SeenTokens.stacked(prompts, logits.shape[-1]) if penalised else None
     no_history = torch.empty((len(rows), 0), dtype=torch.long)
     live = list(range(len(rows)))  # trace index of each batch position
 
-    def positions_by_temperature() -> dict[float, list[int]]:
-        return {t: [p for p, i in enumerate(live) if rows[i].temperature == t] for t in pipelines}
+    def positions_by_pipeline() -> dict[tuple, list[int]]:
+        return {key: [p for p, i in enumerate(live) if keys[i] == key] for key in pipelines}
 
-    groups = positions_by_temperature()
-    for position in range(spec.max_new_tokens):
+    groups = positions_by_pipeline()
+    for position in range(max(limits)):
         raw_logprobs = torch.log_softmax(logits, dim=-1)
         raw_entropy = -(raw_logprobs.exp() * raw_logprobs).nan_to_num().sum(dim=-1)
         top2 = raw_logprobs.topk(2, dim=-1)
         chosen = torch.empty(len(live), dtype=torch.long)
         entropies = torch.empty(len(live))
         order_differs = torch.zeros(len(live), dtype=torch.bool)
-        for temperature, pipeline in pipelines.items():
-            batch_pos = groups[temperature]
+        for key, pipeline in pipelines.items():
+            batch_pos = groups[key]
             if not batch_pos:
                 continue
             history = seen.mask[batch_pos] if seen is not None else no_history[batch_pos]
@@ -152,14 +173,15 @@ def decode_rows(
                     temperature_last_differs=differs[p],
                 )
             )
-            if token in backend.eos_token_ids:
+            if token in eos_token_ids:
                 trace.finish_reason = "stop"
             else:
                 trace.tokens.append(token)
-                still.append(p)
+                if position + 1 < limits[i]:
+                    still.append(p)
         if on_step:
             on_step(position + 1, len(still))
-        if not still or position + 1 == spec.max_new_tokens:
+        if not still:
             break
         stats.forward_passes += 1
         if len(still) < len(live):
@@ -169,7 +191,7 @@ def decode_rows(
                 seen.keep(keep)
             chosen = chosen[keep]
             live = [live[p] for p in still]
-            groups = positions_by_temperature()
+            groups = positions_by_pipeline()
         stats.rows_per_pass.append(len(live))
         logits = session.advance(chosen)
     stats.decode_seconds += time.perf_counter() - started

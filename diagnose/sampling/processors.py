@@ -15,7 +15,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import torch
 from torch import Tensor
@@ -69,6 +69,15 @@ class SeenTokens:
         first[prompt[(prompt >= 0) & (prompt < vocab)]] = True
         self.mask = first.repeat(rows, 1)
         """BoolTensor[B, V]: True where row ``b`` has seen id ``v``."""
+
+    @classmethod
+    def stacked(cls, prompts: Sequence[tuple[Sequence[int], Sequence[Any]]], vocab: int) -> "SeenTokens":
+        """The rows of several prompts, in order: ``prompts`` pairs each prompt's ids with its rows."""
+        parts = [cls(ids, len(rows), vocab) for ids, rows in prompts]
+        seen = parts[0]
+        if len(parts) > 1:
+            seen.mask = torch.cat([part.mask for part in parts])
+        return seen
 
     def add(self, tokens: Tensor) -> None:
         """Each row saw one more token (LongTensor[B])."""

@@ -93,6 +93,19 @@ class SharedPrefix:
     layers: list[PrefixLayer]
     position: int
 
+    def attend(self, layer_index: int, q: torch.Tensor, scale: float, softcap: float | None,
+               window: int | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Attention of the rows' queries (kv_heads, B*group, d) over this layer's prefix:
+        normalised output and log-sum-exp, as :func:`prefix_attention`. A tree of prompts
+        (:mod:`diagnose.sampling.prompt_tree`) stands in with its own ``attend``."""
+        layer = self.layers[layer_index]
+        keys, values = layer.keys, layer.values
+        if window is not None:
+            # Keys at positions > position - window.
+            drop = max(0, self.position - window + 1 - layer.start)
+            keys, values = keys[:, :, drop:], values[:, :, drop:]
+        return prefix_attention(q, keys, values, scale, softcap)
+
 
 def registered_name(stock: str) -> str:
     return NAME if stock == "sdpa" else f"{NAME}_{stock}"
@@ -126,23 +139,18 @@ def shared_prefix_attention(
     batch, heads, q_len, dim = query.shape
     if q_len != 1:
         raise ValueError("shared-prefix attention decodes one position per step")
-    layer = shared_prefix.layers[module.layer_idx]
     scaling = kwargs.get("scaling")
     scale = scaling if scaling is not None else dim**-0.5
     softcap = kwargs.get("softcap")
-    prefix_keys, prefix_values = layer.keys, layer.values
     window = kwargs.get("sliding_window")
-    if window is not None:
-        # Keys at positions > position - window; the suffix ends at the query's own position.
-        drop = max(0, shared_prefix.position - window + 1 - layer.start)
-        prefix_keys, prefix_values = prefix_keys[:, :, drop:], prefix_values[:, :, drop:]
+    if window is not None:  # the suffix ends at the query's own position
         key, value = key[:, :, -window:], value[:, :, -window:]
-    kv_heads = prefix_keys.shape[1]
+    kv_heads = key.shape[1]
     group = heads // kv_heads
 
     # (B, H, 1, d) -> (kv_heads, B*group, d): rows become the M dimension of one product per kv head.
     q = query.view(batch, kv_heads, group, dim).permute(1, 0, 2, 3).reshape(kv_heads, batch * group, dim)
-    prefix_out, prefix_lse = _prefix_attention(q, prefix_keys, prefix_values, scale, softcap)
+    prefix_out, prefix_lse = shared_prefix.attend(module.layer_idx, q, scale, softcap, window)
 
     q_rows = query.view(batch, kv_heads, group, dim).float()
     suffix_scores = _capped(torch.matmul(q_rows, key.float().transpose(2, 3)) * scale, softcap)  # (B, kvh, g, S)
@@ -180,7 +188,7 @@ _CPU_FLASH = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cp
 _CUDA_EFFICIENT = getattr(torch.ops.aten, "_scaled_dot_product_efficient_attention", None)
 
 
-def _prefix_attention(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, scale: float,
+def prefix_attention(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, scale: float,
                       softcap: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Attention of queries (kvh, M, d) over the prefix (1, kvh, L, d) alone.
 

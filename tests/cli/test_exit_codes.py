@@ -195,3 +195,9 @@ def test_bench_inputs_server_needs_read_and_a_model(extra, named, tmp_path, caps
     (tmp_path / "c.yaml").write_text("id: c\nquestion: q?\ndocuments: []\n")
     assert invoke(["bench", "inputs", str(tmp_path), "--server", "http://127.0.0.1:9/v1", *extra]) == 2
     assert named in capsys.readouterr().err
+
+
+def test_bench_prompts_beyond_the_case_documents_name_the_option(tmp_path, capsys):
+    """--prompts K needs K - 1 documents to drop (checked before any model loads)."""
+    assert invoke(["bench", "sampling", "--prompts", "60"]) == 2
+    assert "--prompts 60: the case has 52 documents, so at most 53 prompts" in capsys.readouterr().err

@@ -406,3 +406,20 @@ def test_real_model_timing_for_a_400_token_document(generator):
         timings[label] = (statistics.mean(s[0] for s in seconds), statistics.mean(s[1] for s in seconds))
     assert timings["yes/no"][1] == 0.0  # yes/no never decodes
     assert reader.stats.prompt_tokens / 3 > 400
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("yes_no", [True, False])
+def test_real_model_reads_a_batch_as_each_document_alone(generator, yes_no):
+    """All documents in one multi-prompt batch give what each document read alone gives."""
+    documents = [_long_document(60 + 40 * i, generator) for i in range(3)] + [
+        "The lighthouse was rebuilt in 1911.", "", "A ferry leaves twice a day."]
+    question = "Is there a ferry to the islands?" if yes_no else "In which year was the lighthouse rebuilt?"
+    reader = DocumentReader(generator)
+    together = reader.read(question, documents, yes_no)
+    alone = [reader.read(question, [d], yes_no)[0] for d in documents]
+    assert [(r.answer, r.prompt_tokens) for r in together] == [(r.answer, r.prompt_tokens) for r in alone]
+    for a, b in zip(together, alone):
+        assert (a.yes_margin is None) == (b.yes_margin is None) == (not yes_no or not a.prompt_tokens)
+        if a.yes_margin is not None:
+            assert a.yes_margin == pytest.approx(b.yes_margin, abs=1e-4)

@@ -151,6 +151,17 @@ def test_a_reader_that_compares_the_sides_assesses_the_stance(real_embedder):
 
 
 @pytest.mark.models
+def test_the_lean_is_read_in_the_same_batch_as_the_documents(real_embedder):
+    from diagnose.inputs.reading import NO_INFORMATION
+
+    reader, calls = _PairReader(6.0), []
+    read = reader.read
+    reader.read = lambda question, documents, yes_no: (calls.append(list(documents)), read(question, documents, yes_no))[1]
+    analyze_inputs(STIPEND, real_embedder, S, reader=reader)
+    assert calls == [[d.text for d in STIPEND.documents] + [NO_INFORMATION]]
+
+
+@pytest.mark.models
 def test_off_topic_document_is_noise(real_embedder):
     case = _case("How tall is the Harbor Tower?", TOWER.format(142), OFF_TOPIC)
     rep = analyze_inputs(case, real_embedder, S).report

@@ -94,9 +94,12 @@ def test_the_progress_bar_names_each_candidate():
 
     done = diagnose_fake(bridge_case("1937", "1952"))
     outcome = repair_fake(done, progress=Recorder())
-    sampled = [p for p in phases if p.startswith("repair ") and "sampling" in p]
-    assert len(sampled) == len(outcome.repairs)
+    sampled = [p for p in phases if p.startswith("repair sampling: ")]
+    assert len(sampled) == 1 and "in one batch" in sampled[0]  # the fake's candidates share their settings
+    assert all(r.id in sampled[0] for r in outcome.repairs)
     assert any("remove_center:c2" in p for p in sampled)
+    measured = [p for p in phases if p.endswith(": measuring")]
+    assert len(measured) == len(outcome.repairs)
 
 
 def test_report_json_carries_the_contract_keys():
