@@ -188,18 +188,24 @@ def _prefix_attention(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
     scores (kvh, M, 1), both float32. An empty prefix (a window that starts past
     it) gives zeros and a log-sum-exp of -inf, which the merge weighs as nothing.
     Softcapping needs the scores themselves, so it takes the two-product path.
+
+    Half-precision inputs are computed in float32: a kernel run in half precision
+    rounds its output, and the merge would round it again (twice the stock
+    attention's error, measured by ``diagnose check-engine --dtype bfloat16``);
+    in float32 the attention output is rounded once, when the layer gets it back.
     """
     kv_heads, m = q.shape[0], q.shape[1]
     if keys.shape[2] == 0:
         return q.new_zeros(kv_heads, m, values.shape[-1], dtype=torch.float32), q.new_full(
             (kv_heads, m, 1), float("-inf"), dtype=torch.float32)
-    if softcap is None and q.dtype == keys.dtype:
+    q, keys, values = q.float(), keys.float(), values.float()
+    if softcap is None:
         fused = _fused_prefix_attention(q, keys, values, scale)
         if fused is not None:
             return fused
-    scores = _capped(torch.bmm(q.float(), keys[0].float().transpose(1, 2)) * scale, softcap)  # (kvh, M, L)
+    scores = _capped(torch.bmm(q, keys[0].transpose(1, 2)) * scale, softcap)  # (kvh, M, L)
     lse = torch.logsumexp(scores, dim=-1, keepdim=True)
-    return torch.bmm(torch.exp(scores - lse), values[0].float()), lse
+    return torch.bmm(torch.exp(scores - lse), values[0]), lse
 
 
 def _fused_prefix_attention(q, keys, values, scale) -> tuple[torch.Tensor, torch.Tensor] | None:
@@ -209,11 +215,11 @@ def _fused_prefix_attention(q, keys, values, scale) -> tuple[torch.Tensor, torch
         return None
     if q.device.type == "cpu" and _CPU_FLASH is not None:
         out, lse = _CPU_FLASH(q.unsqueeze(0), keys, values, 0.0, False, scale=scale)[:2]
-        return out[0].float(), lse[0].unsqueeze(-1).float()
+        return out[0], lse[0].unsqueeze(-1)
     if q.device.type == "cuda" and _CUDA_EFFICIENT is not None and _cuda_efficient_ok(q.dtype, q.shape[-1], values.shape[-1]):
         out, lse = _CUDA_EFFICIENT(q.unsqueeze(0), keys, values, None, True, 0.0, False, scale=scale)[:2]
         # The kernel pads the log-sum-exp's query dimension (to a multiple of 32).
-        return out[0].float(), lse[0, :, :m].unsqueeze(-1).float()
+        return out[0], lse[0, :, :m].unsqueeze(-1)
     return None
 
 
