@@ -12,7 +12,9 @@ kept once per layer. Each decode step, every row's query attends to
 
 Both blocks share one softmax, merged in float32: the prefix's normalised output
 is weighted by its log-sum-exp against the suffix's scores (a joint max and
-normaliser), so the result equals attention over the concatenated keys.
+normaliser), so the result equals attention over the concatenated keys. In half
+precision both blocks are computed in float32 too and the output is rounded once,
+as a fused kernel over the whole sequence rounds it.
 
 What the kernel implements (:data:`IMPLEMENTED`), beside plain causal attention:
 
