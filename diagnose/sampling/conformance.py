@@ -173,8 +173,12 @@ def check_family(family: str, dtype: torch.dtype, seed: int = 0) -> FamilyResult
     tokens = [[step.token for step in trace.steps] for trace in reference]
     stock = forced_logprobs(reference_backend, prompt, tokens, stock=True)
     kernel = KernelError(dtype)
-    with measuring(kernel):
-        engine_logprobs = forced_logprobs(engine, prompt, tokens)
+    try:
+        with measuring(kernel):
+            engine_logprobs = forced_logprobs(engine, prompt, tokens)
+    except Exception as exc:  # as above: wrong, with the error
+        return FamilyResult(family, plan.path, f"{plan.reason}; the kernel check failed: {_first_line(exc)}",
+                            len(rows), same, worst, kernel=KernelError(dtype))  # no call measured: not exact
     return FamilyResult(family, plan.path, plan.reason, len(rows), same, _largest(engine_logprobs - stock),
                         kernel=kernel)
 
