@@ -20,7 +20,7 @@ import torch
 
 from diagnose.errors import ModelError
 from diagnose.sampling.attention_plan import AttentionPlan, plan_attention, stock_implementation
-from diagnose.sampling.shared_prefix import PrefixLayer, SharedPrefix, install
+from diagnose.sampling.shared_prefix import SharedPrefix, install, prefix_layers
 
 Messages = list[dict[str, str]]
 
@@ -210,7 +210,7 @@ class TransformersBackend:
         logits = out.logits[:, -1, :].float().cpu().expand(rows, -1)
         if self.shared_prefix:
             prompt = len(prompt_ids)
-            layers = [PrefixLayer(layer.keys, layer.values, prompt - layer.keys.shape[2]) for layer in cache.layers]
+            layers = prefix_layers(cache, prompt)
             return _SharedPrefixSession(self.model, SharedPrefix(layers, prompt), self.device), logits
         if rows > 1:
             # Fallback for models without the attention interface: one prefix copy per row

@@ -255,9 +255,9 @@ def _measured(kernel: KernelError, module, query, key, value, attention_mask, sh
     window = kwargs.get("sliding_window")
     prompt_end = layer.start + layer.keys.shape[2]
     suffix_start = shared_prefix.position - key.shape[2] + 1
-    if suffix_start == prompt_end:
-        keys = torch.cat([layer.keys.expand(query.shape[0], -1, -1, -1), key], dim=2)
-        values = torch.cat([layer.values.expand(query.shape[0], -1, -1, -1), value], dim=2)
+    if suffix_start == prompt_end:  # the prefix may be kept wider than the model's dtype: back to it, exactly
+        keys = torch.cat([layer.keys.to(key.dtype).expand(query.shape[0], -1, -1, -1), key], dim=2)
+        values = torch.cat([layer.values.to(value.dtype).expand(query.shape[0], -1, -1, -1), value], dim=2)
     elif window is not None and suffix_start > prompt_end and key.shape[2] >= window:
         keys, values = key, value
     else:

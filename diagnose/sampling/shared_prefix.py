@@ -82,10 +82,19 @@ def unsupported(kwargs: dict[str, Any]) -> list[str]:
 @dataclass(frozen=True)
 class PrefixLayer:
     keys: torch.Tensor
-    """(1, kv_heads, L, d): the prompt's keys that this layer's cache kept."""
+    """(1, kv_heads, L, d): the prompt's keys that this layer's cache kept (any floating dtype;
+    float32 spares a conversion per step)."""
     values: torch.Tensor
     start: int
     """Position of the first kept key: 0, or P - (window - 1) where a sliding cache dropped the rest."""
+
+
+def prefix_layers(cache: Any, prompt: int) -> list[PrefixLayer]:
+    """The prompt's keys and values of each layer of a prefilled cache, kept in float32: the
+    prefix attention computes in float32 (:func:`_prefix_attention`), so half-precision keys are
+    converted once per prompt here, not at every decode step."""
+    return [PrefixLayer(layer.keys.float(), layer.values.float(), prompt - layer.keys.shape[2])
+            for layer in cache.layers]
 
 
 @dataclass
