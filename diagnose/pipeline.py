@@ -163,6 +163,7 @@ class Diagnoser:
             )
             control = (traces, control_traces)
         environment = fingerprint(backend.identity, self.registry.embedder_identity(), backend.name)
+        environment["reproducibility"] = determinism.reproducibility
         if remote:
             environment["framework"] = remote.semantics
             environment.update(server={"base_url": remote.base_url, **{

@@ -18,8 +18,9 @@ from typing import Any, Iterator, Protocol, Sequence
 
 import torch
 
+from diagnose.errors import ModelError
 from diagnose.sampling.attention_plan import AttentionPlan, plan_attention, stock_implementation
-from diagnose.sampling.shared_prefix import PrefixLayer, SharedPrefix, install
+from diagnose.sampling.shared_prefix import SharedPrefix, install, prefix_layers
 
 Messages = list[dict[str, str]]
 
@@ -99,7 +100,9 @@ class _TransformersSession:
         return out.logits[:, -1, :].float().cpu()
 
     def keep(self, rows: torch.Tensor) -> None:
-        self._cache.batch_select_indices(rows.to(self._device))
+        # reorder_cache (beam search's) selects rows in every kind of cache layer, recurrent
+        # states included; batch_select_indices only in key/value layers.
+        self._cache.reorder_cache(rows.to(self._device))
 
 
 @dataclass(frozen=True)
@@ -200,13 +203,17 @@ class TransformersBackend:
         cache = DynamicCache(config=self.model.config)
         # logits_to_keep=1: the vocabulary projection only for the last prompt position.
         out = self.model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1)
-        cache = out.cache
+        cache = getattr(out, "cache", None)
+        if cache is None:
+            raise ModelError(f"cannot sample {self.model.config.model_type}: its forward returns no cache "
+                             "(it keeps a state of its own), so rows cannot be decoded a token at a time")
         logits = out.logits[:, -1, :].float().cpu().expand(rows, -1)
         if self.shared_prefix:
             prompt = len(prompt_ids)
-            layers = [PrefixLayer(layer.keys, layer.values, prompt - layer.keys.shape[2]) for layer in cache.layers]
+            layers = prefix_layers(cache, prompt)
             return _SharedPrefixSession(self.model, SharedPrefix(layers, prompt), self.device), logits
         if rows > 1:
-            # Fallback for models without the attention interface: one prefix copy per row.
-            cache.batch_repeat_interleave(rows)
+            # Fallback for models without the attention interface: one prefix copy per row
+            # (selecting row 0 of the cache again and again copies every kind of layer).
+            cache.reorder_cache(torch.zeros(rows, dtype=torch.long, device=self.device))
         return _TransformersSession(self.model, cache, self.device), logits

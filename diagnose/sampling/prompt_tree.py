@@ -195,9 +195,11 @@ def branch_chunks(lengths: Sequence[int], slack: float = PAD_SLACK) -> list[list
 
 def _layers(cache: Any, row: int, first: int, end: int) -> list[PrefixLayer]:
     """Each cache layer's keys and values of batch row ``row`` at positions [first, end), copied
-    out (a view would keep the padded batch alive)."""
-    return [PrefixLayer(layer.keys[row:row + 1, :, first:end].clone(), layer.values[row:row + 1, :, first:end].clone(),
-                        first) for layer in cache.layers]
+    out (a view would keep the padded batch alive) in float32, the prefix attention's own
+    precision (as :func:`~diagnose.sampling.shared_prefix.prefix_layers` keeps them)."""
+    return [PrefixLayer(layer.keys[row:row + 1, :, first:end].to(torch.float32, copy=True),
+                        layer.values[row:row + 1, :, first:end].to(torch.float32, copy=True), first)
+            for layer in cache.layers]
 
 
 @torch.inference_mode()

@@ -12,7 +12,9 @@ kept once per layer. Each decode step, every row's query attends to
 
 Both blocks share one softmax, merged in float32: the prefix's normalised output
 is weighted by its log-sum-exp against the suffix's scores (a joint max and
-normaliser), so the result equals attention over the concatenated keys.
+normaliser), so the result equals attention over the concatenated keys. In half
+precision both blocks are computed in float32 too and the output is rounded once,
+as a fused kernel over the whole sequence rounds it.
 
 What the kernel implements (:data:`IMPLEMENTED`), beside plain causal attention:
 
@@ -80,10 +82,19 @@ def unsupported(kwargs: dict[str, Any]) -> list[str]:
 @dataclass(frozen=True)
 class PrefixLayer:
     keys: torch.Tensor
-    """(1, kv_heads, L, d): the prompt's keys that this layer's cache kept."""
+    """(1, kv_heads, L, d): the prompt's keys that this layer's cache kept (any floating dtype;
+    float32 spares a conversion per step)."""
     values: torch.Tensor
     start: int
     """Position of the first kept key: 0, or P - (window - 1) where a sliding cache dropped the rest."""
+
+
+def prefix_layers(cache: Any, prompt: int) -> list[PrefixLayer]:
+    """The prompt's keys and values of each layer of a prefilled cache, kept in float32: the
+    prefix attention computes in float32 (:func:`_prefix_attention`), so half-precision keys are
+    converted once per prompt here, not at every decode step."""
+    return [PrefixLayer(layer.keys.float(), layer.values.float(), prompt - layer.keys.shape[2])
+            for layer in cache.layers]
 
 
 @dataclass
@@ -196,18 +207,24 @@ def prefix_attention(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, 
     scores (kvh, M, 1), both float32. An empty prefix (a window that starts past
     it) gives zeros and a log-sum-exp of -inf, which the merge weighs as nothing.
     Softcapping needs the scores themselves, so it takes the two-product path.
+
+    Half-precision inputs are computed in float32: a kernel run in half precision
+    rounds its output, and the merge would round it again (twice the stock
+    attention's error, measured by ``diagnose check-engine --dtype bfloat16``);
+    in float32 the attention output is rounded once, when the layer gets it back.
     """
     kv_heads, m = q.shape[0], q.shape[1]
     if keys.shape[2] == 0:
         return q.new_zeros(kv_heads, m, values.shape[-1], dtype=torch.float32), q.new_full(
             (kv_heads, m, 1), float("-inf"), dtype=torch.float32)
-    if softcap is None and q.dtype == keys.dtype:
+    q, keys, values = q.float(), keys.float(), values.float()
+    if softcap is None:
         fused = _fused_prefix_attention(q, keys, values, scale)
         if fused is not None:
             return fused
-    scores = _capped(torch.bmm(q.float(), keys[0].float().transpose(1, 2)) * scale, softcap)  # (kvh, M, L)
+    scores = _capped(torch.bmm(q, keys[0].transpose(1, 2)) * scale, softcap)  # (kvh, M, L)
     lse = torch.logsumexp(scores, dim=-1, keepdim=True)
-    return torch.bmm(torch.exp(scores - lse), values[0].float()), lse
+    return torch.bmm(torch.exp(scores - lse), values[0]), lse
 
 
 def _fused_prefix_attention(q, keys, values, scale) -> tuple[torch.Tensor, torch.Tensor] | None:
@@ -217,11 +234,11 @@ def _fused_prefix_attention(q, keys, values, scale) -> tuple[torch.Tensor, torch
         return None
     if q.device.type == "cpu" and _CPU_FLASH is not None:
         out, lse = _CPU_FLASH(q.unsqueeze(0), keys, values, 0.0, False, scale=scale)[:2]
-        return out[0].float(), lse[0].unsqueeze(-1).float()
+        return out[0], lse[0].unsqueeze(-1)
     if q.device.type == "cuda" and _CUDA_EFFICIENT is not None and _cuda_efficient_ok(q.dtype, q.shape[-1], values.shape[-1]):
         out, lse = _CUDA_EFFICIENT(q.unsqueeze(0), keys, values, None, True, 0.0, False, scale=scale)[:2]
         # The kernel pads the log-sum-exp's query dimension (to a multiple of 32).
-        return out[0].float(), lse[0, :, :m].unsqueeze(-1).float()
+        return out[0], lse[0, :, :m].unsqueeze(-1)
     return None
 
 

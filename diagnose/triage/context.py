@@ -22,6 +22,13 @@ class DeterminismCheck:
     first_mismatch: int | None
     """First position where the two token sequences differ; None when identical."""
 
+    @property
+    def reproducibility(self) -> str:
+        """The report's ``environment.reproducibility``, as measured here: ``per_seed`` (a seed gave
+        the same tokens alone and in the batch) or ``per_batch_composition`` (it did not: the same
+        seed reproduces only in a batch of the same rows)."""
+        return "per_seed" if self.first_mismatch is None else "per_batch_composition"
+
 
 @dataclass(frozen=True)
 class TriageContext:

@@ -10,7 +10,9 @@ import torch
 
 from diagnose.bench import builtin_case, llamacpp, run_bench
 from diagnose.case import SamplingSpec
-from diagnose.sampling.engine import Row
+from diagnose.bench.sampling import check_rows
+from diagnose.sampling.engine import Row, decode_rows, rows_for
+from diagnose.sampling.fake import FakeBackend
 from diagnose.sampling.random_model import random_backend
 from tests.fakes import SizedTokenizer
 
@@ -91,3 +93,35 @@ def test_llamacpp_samples_every_row_from_one_prefill_when_installed():
     phase = llamacpp.llamacpp_generate(gguf, [1, 504, 3458, 28], [Row(0.7, 0), Row(0.7, 1)], spec, threads=1)
     assert phase.samples == 2 and 0 < phase.tokens <= 8
     assert phase.prefill_seconds > 0 and phase.decode_seconds > 0
+
+
+class _BatchDependent(FakeBackend):
+    """A model whose numbers depend on how many rows share the batch (as some reduced-precision
+    kernels' do): the reproducibility check must see it, not assume it."""
+
+    def start(self, prompt_ids, rows):
+        session, logits = super().start(prompt_ids, rows)
+        advance = session.advance
+        session.advance = lambda tokens: advance(tokens) + self._shift(len(tokens))
+        return session, logits + self._shift(rows)
+
+    def _shift(self, rows: int) -> torch.Tensor:
+        shift = torch.zeros(len(self.vocab))
+        shift[1 + rows % (len(self.vocab) - 1)] = 2.0
+        return shift
+
+
+@pytest.mark.parametrize("backend_type", [FakeBackend, _BatchDependent])
+def test_seeds_reproducible_is_measured_not_assumed(backend_type):
+    backend = backend_type(["<eos>", "a", "b", "c", "d", "e"], lambda history: [-9.0, 0.0, 0.1, 0.2, 0.3, 0.4])
+    spec = SamplingSpec(seeds=6, temperatures=[1.0], max_new_tokens=8)
+    rows = rows_for(spec)
+    traces = decode_rows(backend, [1, 2], rows, spec)
+    alone = decode_rows(backend, [1, 2], rows[:1], spec)[0]
+    check = check_rows(backend, [1, 2], traces, alone, spec)
+    assert check.rows == 6
+    if backend_type is FakeBackend:
+        assert check.ok and check.same == 6
+    else:
+        assert not check.ok and check.same < 6
+        assert check.describe().startswith(f"reproducibility: {check.same}/6 rows gave the same tokens")

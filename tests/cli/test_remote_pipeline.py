@@ -64,3 +64,4 @@ def test_remote_sampling_through_the_whole_pipeline():
     assert report.environment["framework"]["framework"] == "ollama"
     assert "sampling.split_center_pull" in {f.rule for f in report.findings}
     assert "environment.nondeterministic" not in {f.rule for f in report.findings}
+    assert report.environment["reproducibility"] == "per_seed"

@@ -140,6 +140,7 @@ def test_same_case_same_samples(diagnoser: Diagnoser):
     texts = lambda r: [[s.text for s in run.samples] for run in r.sampling.runs]
     assert texts(first) == texts(second)
     assert not any(f.rule == "environment.nondeterministic" for f in first.findings)
+    assert first.environment["reproducibility"] == "per_seed"
 
 
 def test_cli_run_writes_json_and_html(tmp_path: Path):

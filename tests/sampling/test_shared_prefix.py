@@ -143,3 +143,29 @@ def test_a_keyword_it_does_not_implement_is_refused_not_dropped():
     with pytest.raises(UnsupportedAttention, match="position_bias"):
         shared_prefix_attention(types.SimpleNamespace(layer_idx=0), query, keys, keys, None,
                                 shared_prefix=shared, position_bias=torch.zeros(1))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("fused", [True, False], ids=["fused-cpu-kernel", "two-products"])
+def test_half_precision_output_is_rounded_once(dtype, fused, monkeypatch):
+    """In half precision the result is exact arithmetic rounded once: at most half a unit in the
+    last place (plus float32's own error) from float64 on the same inputs, as a fused kernel's."""
+    from diagnose.sampling import shared_prefix
+
+    if not fused:
+        monkeypatch.setattr(shared_prefix, "_CPU_FLASH", None)
+    gen = torch.Generator().manual_seed(5)
+    batch, heads, kv_heads, prompt, suffix, dim = 4, 8, 2, 300, 6, 32
+    parts = [torch.randn(1, kv_heads, prompt, dim, generator=gen), torch.randn(1, kv_heads, prompt, dim, generator=gen),
+             torch.randn(batch, kv_heads, suffix, dim, generator=gen), torch.randn(batch, kv_heads, suffix, dim, generator=gen)]
+    prefix_k, prefix_v, suffix_k, suffix_v = (p.to(dtype) for p in parts)
+    query = torch.randn(batch, heads, 1, dim, generator=gen).to(dtype)
+    shared = SharedPrefix([PrefixLayer(prefix_k, prefix_v, 0)], prompt + suffix - 1)
+    got, _ = shared_prefix_attention(types.SimpleNamespace(layer_idx=0), query, suffix_k, suffix_v, None,
+                                     shared_prefix=shared, scaling=0.2)
+    full_k = torch.cat([prefix_k.expand(batch, -1, -1, -1), suffix_k], dim=2).double()
+    full_v = torch.cat([prefix_v.expand(batch, -1, -1, -1), suffix_v], dim=2).double()
+    exact = _reference(query.double(), full_k, full_v, 0.2)
+    half_unit = torch.finfo(dtype).eps / 2 * 2.0 ** torch.floor(torch.log2(exact.abs()))
+    assert got.dtype == dtype
+    assert ((got.double() - exact).abs() <= half_unit * 1.01 + 1e-7).all()

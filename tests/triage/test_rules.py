@@ -439,6 +439,13 @@ def test_nondeterministic_silent_when_identical_or_unchecked() -> None:
     assert env_rules.nondeterministic(make_ctx(determinism=None)) is None
 
 
+def test_reproducibility_is_per_seed_only_when_the_seed_reproduced_alone() -> None:
+    same = DeterminismCheck(temperature=0.7, seed=3, batch_tokens=40, alone_tokens=40, first_mismatch=None)
+    parted = DeterminismCheck(temperature=0.7, seed=3, batch_tokens=40, alone_tokens=40, first_mismatch=39)
+    assert same.reproducibility == "per_seed"
+    assert parted.reproducibility == "per_batch_composition"
+
+
 def test_quantized_model() -> None:
     env = {"model_id": "m", "quantization": "Q4_K_M", "dtype": "float16"}
     flag = env_rules.quantized_model(make_ctx(environment=env))
