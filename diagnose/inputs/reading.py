@@ -108,7 +108,7 @@ class DocumentReader:
         self.max_new_tokens = max_new_tokens
         self.max_document_tokens = max_document_tokens
         self.stats = ReadingStats()
-        self._remote = callable(getattr(backend, "complete", None)) and not hasattr(backend, "start")
+        self._remote = not backend.in_process
         self._variant_ids: tuple[list[int], list[int]] | None = None
 
     # -- public ----------------------------------------------------------------- #

@@ -173,7 +173,7 @@ def _decode(chosen: list[tuple[Candidate, list[float]]], backend, counter: Promp
     rows = [rows_for(spec, seed_offset) if spec.temperatures else [] for spec in specs]
     out: list[tuple[list[int], dict[float, list[Trace]], float]] = [(p, {}, 0.0) for p in prompts]
     batch = [i for i in range(len(chosen)) if rows[i]]
-    if hasattr(backend, "sample"):  # a server: one candidate at a time, as it samples row by row
+    if not backend.in_process:  # a server: one candidate at a time, as it samples row by row
         for i in batch:
             _progress(progress, f"repair {chosen[i][0].id}: sampling {len(rows[i])} rows", len(rows[i]))
             started = time.perf_counter()

@@ -37,6 +37,9 @@ class DecodeSession(Protocol):
 
 class Backend(Protocol):
     name: str
+    in_process: bool
+    """True: the model runs here and decodes every row of a prompt in one batch (:meth:`start`);
+    False: a server samples each row as its own request (``sample``, ``complete``)."""
     identity: dict[str, Any]
     """Model facts for the report's environment (id, sha256, dtype, device...)."""
     eos_token_ids: frozenset[int]
@@ -129,6 +132,7 @@ class TransformersBackend:
     """A Hugging Face causal LM and its tokenizer, on one device."""
 
     name = "transformers"
+    in_process = True
 
     def __init__(self, model: Any, tokenizer: Any, device: str) -> None:
         self.model = model

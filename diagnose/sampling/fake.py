@@ -34,6 +34,7 @@ class FakeBackend:
     """Backend protocol over a Python function; the vocabulary is ``vocab``."""
 
     name = "fake"
+    in_process = True
 
     def __init__(self, vocab: Sequence[str], fn: LogitsFn, context_window: int = 2048) -> None:
         self.vocab = list(vocab)

@@ -82,6 +82,7 @@ class RemoteBackend:
     """
 
     name = "remote"
+    in_process = False
     eos_token_ids: frozenset[int] = frozenset()
     """Servers strip end-of-sequence tokens from what they return."""
 

@@ -63,7 +63,7 @@ def run_sampling(
 
 def sample_traces(case: Case, backend, prompt_ids, rows, on_step: StepCallback | None = None) -> list[Trace]:
     """Decode in-process, or ask a remote server that samples on its side."""
-    if hasattr(backend, "sample"):  # RemoteBackend: one request per row
+    if not backend.in_process:  # a server: one request per row
         return backend.sample(build_messages(case), rows, case.sampling, on_row=on_step)
     return decode_rows(backend, prompt_ids, rows, case.sampling, on_step)
 
