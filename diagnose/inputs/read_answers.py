@@ -27,7 +27,7 @@ from diagnose.inputs.settings import InputSettings
 from diagnose.text.values import extract_values, normalise_text, same_value
 
 if TYPE_CHECKING:
-    from diagnose.inputs.embed import Embedder
+    from diagnose.embedding import Embedder
     from diagnose.inputs.reading import DocumentReading
 
 

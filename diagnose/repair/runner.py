@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from diagnose.case import Case
-from diagnose.inputs import InputAnalysis
-from diagnose.inputs.embed import Embedder
+from diagnose.analysis import InputAnalysis
+from diagnose.embedding import Embedder
 from diagnose.progress import Progress
 from diagnose.prompt import build_messages
 from diagnose.report import (

@@ -8,7 +8,7 @@ import numpy as np
 import yaml
 
 from diagnose.inputs.bench import InputsBenchResult, run_inputs_bench
-from diagnose.inputs.embed import CachedEmbedder
+from diagnose.embedding import CachedEmbedder
 from diagnose.inputs.settings import InputSettings
 
 

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from diagnose.case import Case, Document
-from diagnose.inputs import InputAnalysis, analyze_inputs
+from diagnose.analysis import InputAnalysis
+from diagnose.inputs import analyze_inputs
 from diagnose.inputs.settings import InputSettings
 
 S = InputSettings()
