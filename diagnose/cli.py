@@ -316,7 +316,7 @@ def bench_sampling(case_path: Path | None, seeds: int, temperatures: list[float]
         progress.phase("loading generator")
         if random_model:
             from diagnose.models import pick_device, pick_dtype
-            from diagnose.sampling.random_model import random_backend
+            from diagnose.decode.random_model import random_backend
 
             models = registry.settings
             device = pick_device(models.device)
@@ -372,7 +372,7 @@ def check_engine(family_names: tuple[str, ...], dtype: str) -> int:
 
     from diagnose.errors import EXIT_INTERNAL
     from diagnose.models.registry import quiet_transformers
-    from diagnose.sampling.conformance import check_all, families, summary
+    from diagnose.decode.conformance import check_all, families, summary
 
     known = families()
     unknown = sorted(set(family_names) - set(known))
@@ -409,7 +409,7 @@ def bench_inputs(cases_dirs: tuple[Path, ...], out: Path | None, truth: Path | N
     INPUTS cases=N docs=M stage_s=.. raw_encoder_s=.. ratio=.. warm_s=..
     """
     from diagnose.console import Console
-    from diagnose.inputs.bench import DEFAULT_SCORER, run_inputs_bench
+    from diagnose.bench.inputs import DEFAULT_SCORER, run_inputs_bench
     from diagnose.embedding import CachedEmbedder
     from diagnose.models import ModelRegistry
 
@@ -472,7 +472,7 @@ def _remote(server: str, model: str | None, framework: str, *, min_p: float | No
     from urllib.parse import urlsplit
 
     from diagnose.errors import BackendError
-    from diagnose.sampling.remote import RemoteBackend
+    from diagnose.decode.remote import RemoteBackend
     from diagnose.settings import openai_api_key
 
     parts = urlsplit(server.strip())

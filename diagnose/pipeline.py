@@ -19,7 +19,7 @@ from diagnose.triage.input_rules import lost_in_the_middle_at
 
 if TYPE_CHECKING:
     from diagnose.nightly.runner import DiagnoseFn
-    from diagnose.sampling.remote import RemoteBackend
+    from diagnose.decode.remote import RemoteBackend
 
 
 @dataclass

@@ -8,7 +8,7 @@ Usage::
 
 ``URL`` is the base URL before ``/chat/completions`` (e.g. ``http://127.0.0.1:8089/v1``).
 The script sends a small fixed set of requests, built by
-:class:`diagnose.sampling.remote.RemoteBackend` exactly as a diagnosis would send
+:class:`diagnose.decode.remote.RemoteBackend` exactly as a diagnosis would send
 them: a two-document RAG prompt whose documents disagree, seeds 0 and 1 at
 temperatures 0.7 and 1.2, ``max_tokens`` 16, ``logprobs`` with 2 alternatives;
 then the two seeds at 0.7 once more, to show whether the same seed gives the same
@@ -38,8 +38,8 @@ if str(ROOT) not in sys.path:
 
 from diagnose.case import Case, Document, SamplingSpec  # noqa: E402
 from diagnose.prompt import build_messages  # noqa: E402
-from diagnose.sampling.engine import Row  # noqa: E402
-from diagnose.sampling.remote import FRAMEWORKS, RemoteBackend  # noqa: E402
+from diagnose.decode.engine import Row  # noqa: E402
+from diagnose.decode.remote import FRAMEWORKS, RemoteBackend  # noqa: E402
 
 CASE = Case(
     id="recorded-broken-bow",

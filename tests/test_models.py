@@ -10,7 +10,7 @@ import pytest
 from diagnose.case import SamplingSpec
 from diagnose.errors import CaseError
 from diagnose.models import DEFAULT_GGUF, ModelRegistry, materialize_gguf, resolve_generator
-from diagnose.sampling.engine import decode_rows, rows_for
+from diagnose.decode.engine import decode_rows, rows_for
 from diagnose.settings import ModelSettings
 
 

@@ -3,7 +3,7 @@
 One job (one prompt; seeds x temperatures rows; one token budget) is run in this
 process, one system after the other, on the same threads:
 
-* the engine (:mod:`diagnose.sampling.engine`), with every row's reproducibility checked;
+* the engine (:mod:`diagnose.decode.engine`), with every row's reproducibility checked;
 * Hugging Face ``generate(num_return_sequences=seeds)`` once per temperature (``hf``);
 * Hugging Face with one shared prefill whose cache is copied to the rows (``hf``);
 * llama.cpp on the same GGUF file through llama-cpp-python, when installed (``llamacpp``);

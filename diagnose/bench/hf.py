@@ -22,7 +22,7 @@ import torch
 
 from diagnose.bench.measure import Phase, device_peak, peak_rss
 from diagnose.case import SamplingSpec
-from diagnose.sampling.backend import TransformersBackend
+from diagnose.decode.backend import TransformersBackend
 
 
 def _pad_id(backend: TransformersBackend) -> int:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from diagnose.bench.measure import Phase, peak_rss
 from diagnose.case import SamplingSpec
-from diagnose.sampling.engine import Row
+from diagnose.decode.engine import Row
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ documents (as a repair that drops a document would be): they share every token u
 to the first removed document. The same rows (seeds x temperatures) of every prompt
 are decoded
 
-* by the engine, all prompts in one multi-prompt batch (:mod:`diagnose.sampling.multi_prompt`);
-* by the engine, prompt after prompt (:func:`~diagnose.sampling.engine.decode_rows`);
+* by the engine, all prompts in one multi-prompt batch (:mod:`diagnose.decode.multi_prompt`);
+* by the engine, prompt after prompt (:func:`~diagnose.decode.engine.decode_rows`);
 * by Hugging Face with one shared prefill per prompt (:func:`diagnose.bench.hf.shared_prefill_generate`);
 * by llama.cpp per prompt, when llama-cpp-python is installed.
 
@@ -27,9 +27,9 @@ from diagnose.bench import hf, llamacpp
 from diagnose.bench.measure import Phase, device_peak, peak_rss
 from diagnose.case import Case
 from diagnose.prompt import build_messages
-from diagnose.sampling.backend import TransformersBackend
-from diagnose.sampling.engine import DecodeStats, decode_rows, rows_for
-from diagnose.sampling.multi_prompt import PromptRows, decode_prompts
+from diagnose.decode.backend import TransformersBackend
+from diagnose.decode.engine import DecodeStats, decode_rows, rows_for
+from diagnose.decode.multi_prompt import PromptRows, decode_prompts
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def variants(case: Case, count: int) -> list[Case]:
 
 def run_prompts(backend: TransformersBackend, case: Case, count: int,
                 on_phase: Callable[[str], None] = lambda t: None) -> PromptsResult:
-    from diagnose.sampling.prompt_tree import root_length
+    from diagnose.decode.prompt_tree import root_length
 
     spec = case.sampling
     prompts = [backend.chat_ids(build_messages(c)) for c in variants(case, count)]

@@ -19,9 +19,9 @@ from diagnose.bench.measure import Phase, device_peak, peak_rss
 from diagnose.bench.roofline import Floor, Machine, ModelShape, job_floor, measure_machine
 from diagnose.case import Case, SamplingSpec
 from diagnose.prompt import build_messages
-from diagnose.sampling.backend import TransformersBackend
-from diagnose.sampling.engine import DecodeStats, Row, Trace, decode_rows, rows_for
-from diagnose.sampling.processors import GREEDY_EPSILON
+from diagnose.decode.backend import TransformersBackend
+from diagnose.decode.engine import DecodeStats, Row, Trace, decode_rows, rows_for
+from diagnose.decode.processors import GREEDY_EPSILON
 
 
 @dataclass(frozen=True)

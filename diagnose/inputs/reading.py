@@ -3,7 +3,7 @@
 For every document the model gets a two-message prompt (a fixed English system
 instruction, then ``Document:\\n{text}\\n\\nQuestion: {question}``) and answers:
 
-* open questions: one greedy decode (:func:`~diagnose.sampling.engine.decode_rows`,
+* open questions: one greedy decode (:func:`~diagnose.decode.engine.decode_rows`,
   temperature 0, ``max_new_tokens``, stop at end of sequence); the answer is the
   first line of the decoded text, stripped, at most :data:`MAX_ANSWER_CHARS` chars;
 * yes/no questions: no decoding at all. One prefill gives the logits of the first
@@ -13,16 +13,16 @@ instruction, then ``Document:\\n{text}\\n\\nQuestion: {question}``) and answers:
   tokenizer has as one token. The answer is ``"yes"`` when the margin is >= 0.
 
 In-process, every document of a call is one prompt of a single multi-prompt
-batch (:mod:`diagnose.sampling.multi_prompt`): the prompts share their head (the
+batch (:mod:`diagnose.decode.multi_prompt`): the prompts share their head (the
 system instruction and ``Document:``) as the tree's root, the greedy answers
 decode together, and the yes/no margins come from one batched prefill; each
 reading is what that document's prompt alone gives. A document is cut to ``max_document_tokens`` tokens (its start is kept) so
 that one huge document cannot blow memory or time. An empty document gives
 ``DocumentReading("", None, 0)`` without calling the model.
 
-Backends: :class:`~diagnose.sampling.backend.TransformersBackend`, the test
-:class:`~diagnose.sampling.fake.FakeBackend` (variants looked up in its word
-vocabulary) and :class:`~diagnose.sampling.remote.RemoteBackend` (one
+Backends: :class:`~diagnose.decode.backend.TransformersBackend`, the test
+:class:`~diagnose.decode.fake.FakeBackend` (variants looked up in its word
+vocabulary) and :class:`~diagnose.decode.remote.RemoteBackend` (one
 ``/chat/completions`` request per document through
 :meth:`RemoteBackend.complete`, temperature 0; for yes/no one token with
 ``top_logprobs`` 20, a variant missing from them counts as the lowest returned
@@ -121,7 +121,7 @@ class DocumentReader:
         on_document: DocumentCallback | None = None,
     ) -> list[DocumentReading]:
         """One :class:`DocumentReading` per document, in order: in-process, every document in one
-        multi-prompt batch (:mod:`diagnose.sampling.multi_prompt`); on a server, one at a time."""
+        multi-prompt batch (:mod:`diagnose.decode.multi_prompt`); on a server, one at a time."""
         if self._remote:
             readings = []
             for done, text in enumerate(documents, start=1):
@@ -215,8 +215,8 @@ class DocumentReader:
     def _greedy(self, prompts: list[list[int]]) -> list[str]:
         """Each prompt's greedy answer (first line), all prompts decoded in one batch."""
         from diagnose.case import SamplingSpec
-        from diagnose.sampling.engine import DecodeStats, Row
-        from diagnose.sampling.multi_prompt import PromptRows, decode_prompts
+        from diagnose.decode.engine import DecodeStats, Row
+        from diagnose.decode.multi_prompt import PromptRows, decode_prompts
 
         spec = SamplingSpec(
             seeds=1,
@@ -237,7 +237,7 @@ class DocumentReader:
         """``logsumexp(yes variants) - logsumexp(no variants)`` at each prompt's first answer position."""
         import torch
 
-        from diagnose.sampling.multi_prompt import first_logits
+        from diagnose.decode.multi_prompt import first_logits
 
         yes_ids, no_ids = self._variants()
         started = time.perf_counter()

@@ -17,7 +17,7 @@ from diagnose.models.sources import DEFAULT_GGUF, ModelSource, content_hash, fil
 
 if TYPE_CHECKING:
     from diagnose.embedding import CachedEmbedder
-    from diagnose.sampling.backend import PromptCounter, TransformersBackend
+    from diagnose.decode.backend import PromptCounter, TransformersBackend
     from diagnose.settings import ModelSettings
 
 
@@ -86,7 +86,7 @@ class ModelRegistry:
 
     def _load_generator(self, name: str) -> "TransformersBackend":
         if name not in self._generators:
-            from diagnose.sampling.backend import TransformersBackend
+            from diagnose.decode.backend import TransformersBackend
 
             source = resolve_generator(name)
             started = time.perf_counter()
@@ -126,7 +126,7 @@ class ModelRegistry:
     def _load_counter(self, name: str) -> "PromptCounter":
         from transformers import AutoConfig, AutoTokenizer
 
-        from diagnose.sampling.backend import PromptCounter
+        from diagnose.decode.backend import PromptCounter
 
         source = resolve_generator(name)
         directory, window = (

@@ -27,7 +27,7 @@ import numpy as np
 
 from diagnose.nightly.per_sample import sample_clusters, sample_count, sample_first_tokens
 from diagnose.sampling import metrics
-from diagnose.sampling.engine import Trace
+from diagnose.decode.engine import Trace
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 1. :func:`diagnose.repair.candidates.propose` lists the candidates, most severe first.
 2. The candidates that fit the remaining budget (in samples) are decoded together: one
-   multi-prompt batch (:mod:`diagnose.sampling.multi_prompt`) holds every candidate's
+   multi-prompt batch (:mod:`diagnose.decode.multi_prompt`) holds every candidate's
    rows (the original seeds at its temperatures); the prompts share most of their tokens,
    prefilled once as the batch's root, and each row gives what its candidate decoded
    alone gives, each with its own sampling settings (a server samples candidate after
@@ -44,14 +44,14 @@ from diagnose.repair.scope import candidate_inputs
 from diagnose.repair.significance import Settings, bonferroni, compare
 from diagnose.repair.verdict import VERDICT_RANK, outcome, verdict
 from diagnose.sampling.constraints import ConstraintChecker
-from diagnose.sampling.engine import Trace, rows_for
-from diagnose.sampling.multi_prompt import PromptRows, decode_prompts
+from diagnose.decode.engine import Trace, rows_for
+from diagnose.decode.multi_prompt import PromptRows, decode_prompts
 from diagnose.sampling.settings import SamplingSettings
 from diagnose.sampling.stage import measure_run, sample_traces
 from diagnose.triage import TriageContext, TriageThresholds, triage
 
 if TYPE_CHECKING:
-    from diagnose.sampling.backend import PromptCounter
+    from diagnose.decode.backend import PromptCounter
 
 BUDGET_FACTOR = 4
 """The default budget: this many times the case's samples (seeds x temperatures)."""

@@ -17,9 +17,9 @@ from diagnose.case import Case
 from diagnose.embedding import Embedder
 from diagnose.prompt import build_messages
 from diagnose.report import AblationRun, TemperatureRun
-from diagnose.sampling.backend import Backend
-from diagnose.sampling.engine import Row, decode_rows
-from diagnose.sampling.processors import GREEDY_EPSILON
+from diagnose.decode.backend import Backend
+from diagnose.decode.engine import Row, decode_rows
+from diagnose.decode.processors import GREEDY_EPSILON
 from diagnose.sampling.settings import SamplingSettings
 from diagnose.sampling.stage import measure_run
 

@@ -21,9 +21,9 @@ from diagnose.embedding import Embedder
 from diagnose.prompt import build_messages
 from diagnose.report import ControlRun
 from diagnose.sampling.ablation import variants
-from diagnose.sampling.backend import Backend
+from diagnose.decode.backend import Backend
 from diagnose.sampling.constraints import ConstraintChecker
-from diagnose.sampling.engine import Trace, rows_for
+from diagnose.decode.engine import Trace, rows_for
 from diagnose.sampling.settings import SamplingSettings
 from diagnose.sampling.stage import measure_run, sample_traces
 

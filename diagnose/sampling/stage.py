@@ -13,9 +13,9 @@ from diagnose.embedding import Embedder
 from diagnose.prompt import build_messages
 from diagnose.report import Bifurcation, Sample, SamplingReport, TemperatureRun
 from diagnose.sampling import metrics
-from diagnose.sampling.backend import Backend
+from diagnose.decode.backend import Backend
 from diagnose.sampling.constraints import ConstraintChecker
-from diagnose.sampling.engine import StepCallback, Trace, decode_rows, rows_for
+from diagnose.decode.engine import StepCallback, Trace, decode_rows, rows_for
 from diagnose.sampling.pull import attribute_samples
 from diagnose.sampling.sample_answers import answer_frame, read_answers
 from diagnose.sampling.semantic import answer_clusters, split_clusters

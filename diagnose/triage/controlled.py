@@ -33,7 +33,7 @@ from diagnose.repair.measures import METRICS, Side
 from diagnose.nightly.stats import proportion_test
 from diagnose.repair.significance import Outcome, Settings, bonferroni, compare
 from diagnose.sampling.pull import NONE
-from diagnose.sampling.engine import Trace
+from diagnose.decode.engine import Trace
 
 COMPETING_PULL = "competing_pull"
 """The split's metric: the share of samples that follow a center other than the control's (and

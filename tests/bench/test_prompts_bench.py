@@ -11,7 +11,7 @@ import torch
 from diagnose.bench import builtin_case, llamacpp, run_bench
 from diagnose.bench.prompts import run_prompts, variants
 from diagnose.case import SamplingSpec
-from diagnose.sampling.random_model import random_backend
+from diagnose.decode.random_model import random_backend
 from tests.fakes import SizedTokenizer
 
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from diagnose.bench.roofline import Machine, ModelShape, job_floor, measure_machine
-from diagnose.sampling.random_model import random_backend
+from diagnose.decode.random_model import random_backend
 from tests.fakes import SizedTokenizer
 
 

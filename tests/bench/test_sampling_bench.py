@@ -11,9 +11,9 @@ import torch
 from diagnose.bench import builtin_case, llamacpp, run_bench
 from diagnose.case import SamplingSpec
 from diagnose.bench.sampling import check_rows
-from diagnose.sampling.engine import Row, decode_rows, rows_for
-from diagnose.sampling.fake import FakeBackend
-from diagnose.sampling.random_model import random_backend
+from diagnose.decode.engine import Row, decode_rows, rows_for
+from diagnose.decode.fake import FakeBackend
+from diagnose.decode.random_model import random_backend
 from tests.fakes import SizedTokenizer
 
 

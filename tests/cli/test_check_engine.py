@@ -40,7 +40,7 @@ def test_a_handful_of_families_are_exact_or_refused(capsys):
 
 def test_a_wrong_family_exits_1(monkeypatch, capsys):
     """Softcapping dropped from the kernel: Gemma 2's rows differ, and the command says so."""
-    from diagnose.sampling import shared_prefix
+    from diagnose.decode import shared_prefix
 
     monkeypatch.setattr(shared_prefix, "_capped", lambda scores, softcap: scores)
     assert invoke(["check-engine", "--family", "gemma2"]) == 1
@@ -52,8 +52,8 @@ def test_a_wrong_family_exits_1(monkeypatch, capsys):
 def test_half_precision_judges_the_kernel_against_exact_arithmetic(capsys):
     """In bfloat16 the engine's attention, on the same inputs as the stock one, must be correctly
     rounded or no worse than the stock kernel; with the window ignored it is far off."""
-    from diagnose.sampling import shared_prefix
-    from diagnose.sampling.conformance import KERNEL_ULPS
+    from diagnose.decode import shared_prefix
+    from diagnose.decode.conformance import KERNEL_ULPS
 
     assert invoke(["check-engine", "--dtype", "bfloat16", "--family", "mistral"]) == 0
     line = capsys.readouterr().out.splitlines()[0]
@@ -78,7 +78,7 @@ def test_half_precision_judges_the_kernel_against_exact_arithmetic(capsys):
 def test_a_prefix_rounded_to_half_precision_before_the_merge_is_wrong(monkeypatch, capsys):
     """The prefix attention run in bfloat16 rounds twice (its output, then the merged one): about
     one unit in the last place where the stock kernel is within half of one. The check sees it."""
-    from diagnose.sampling import shared_prefix
+    from diagnose.decode import shared_prefix
 
     original = shared_prefix._fused_prefix_attention
 

@@ -17,7 +17,7 @@ import pytest
 
 from diagnose.case_file import load_case
 from diagnose.pipeline import Diagnoser
-from diagnose.sampling.remote import RemoteBackend
+from diagnose.decode.remote import RemoteBackend
 from diagnose.settings import Settings
 from tests.contract import check_report
 

@@ -1,4 +1,3 @@
-import numpy as np
 
 from diagnose.inputs.conflict import FEATURES, STANCE_FEATURES, copy_mismatches, differing_spans, quote, without_stance, word_ratio
 

@@ -18,7 +18,7 @@ from diagnose.inputs.reading import (
     ReadingStats,
 )
 from diagnose.text.questions import is_yes_no_question
-from diagnose.sampling.fake import FakeBackend
+from diagnose.decode.fake import FakeBackend
 
 WORDS = [f"w{i}" for i in range(40)]
 VOCAB = ["<eos>", "<unk>", "Yes", "yes", "No", "no", "Paris", "Rome", "sunny", "rainy", "Paris\nbecause"] + WORDS
@@ -157,7 +157,7 @@ def test_variants_are_the_documented_ones():
 
 
 def _remote(answer):
-    from diagnose.sampling.remote import RemoteBackend
+    from diagnose.decode.remote import RemoteBackend
 
     bodies: list[dict] = []
 

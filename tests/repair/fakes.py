@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from diagnose.case import Case, Document, SamplingSpec
 from diagnose.inputs import InputSettings, analyze_inputs
 from diagnose.prompt import build_messages
-from diagnose.sampling.fake import FakeBackend
+from diagnose.decode.fake import FakeBackend
 from diagnose.sampling.stage import run_sampling
 from diagnose.triage import TriageContext, TriageThresholds, triage
 from tests.fakes import WordEmbedder

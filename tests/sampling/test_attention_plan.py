@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from diagnose.sampling import shared_prefix
-from diagnose.sampling.attention_plan import plan_attention, stock_implementation
-from diagnose.sampling.conformance import WINDOW, tiny_model
+from diagnose.decode import shared_prefix
+from diagnose.decode.attention_plan import plan_attention, stock_implementation
+from diagnose.decode.conformance import WINDOW, tiny_model
 
 
 @pytest.fixture(autouse=True)
@@ -67,8 +67,8 @@ def test_softcapping_configs_load_with_eager():
 def test_the_report_environment_names_the_attention_path():
     """Contract section 7: ``environment.attention`` is the generator's plan, as the backend chose it."""
     from diagnose.environment import fingerprint
-    from diagnose.sampling.backend import TransformersBackend
-    from diagnose.sampling.conformance import _IdsOnly
+    from diagnose.decode.backend import TransformersBackend
+    from diagnose.decode.conformance import _IdsOnly
 
     backend = TransformersBackend(tiny_model("bloom", torch.float32, 0), _IdsOnly(), "cpu")
     plan = backend.choose_attention()

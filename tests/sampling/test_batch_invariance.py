@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from diagnose.case import SamplingSpec
-from diagnose.sampling.backend import TransformersBackend
-from diagnose.sampling.conformance import _IdsOnly, tiny_model
-from diagnose.sampling.engine import decode_rows, rows_for
+from diagnose.decode.backend import TransformersBackend
+from diagnose.decode.conformance import _IdsOnly, tiny_model
+from diagnose.decode.engine import decode_rows, rows_for
 
 
 # Not gemma2: its tiny model parts from its batch twin at step 5 on this project's CPUs (main too),

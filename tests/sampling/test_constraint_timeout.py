@@ -9,7 +9,7 @@ import time
 from diagnose.case import Case, Document, MustIncludeConstraint, RegexConstraint, SamplingSpec
 from diagnose.inputs import InputSettings, analyze_inputs
 from diagnose.report import TemperatureRun
-from diagnose.sampling.fake import FakeBackend
+from diagnose.decode.fake import FakeBackend
 from diagnose.sampling.settings import SamplingSettings
 from diagnose.sampling.stage import run_sampling
 from diagnose.triage import RULES, TriageContext, TriageThresholds, triage

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from diagnose.case import SamplingSpec
-from diagnose.sampling.engine import Row, decode_rows, rows_for
-from diagnose.sampling.fake import FakeBackend
+from diagnose.decode.engine import Row, decode_rows, rows_for
+from diagnose.decode.fake import FakeBackend
 
 VOCAB = ["<eos>", "<unk>", "a", "b", "c", "d"]
 
@@ -131,7 +131,7 @@ def test_raw_entropy_is_recorded_per_step():
 
 def test_repetition_penalty_reads_prompt_and_generated_ids_each_step():
     """The running seen-token mask gives the tokens a per-step rebuild from the ids would."""
-    from diagnose.sampling.processors import build_pipeline
+    from diagnose.decode.processors import build_pipeline
 
     spec = SamplingSpec(seeds=3, temperatures=[0.0, 0.9], max_new_tokens=8, top_k=0, top_p=1.0,
                         repetition_penalty=3.0)

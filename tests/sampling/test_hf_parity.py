@@ -1,6 +1,6 @@
 """The logits processors against Hugging Face's own classes on random inputs.
 
-The module docstrings of :mod:`diagnose.sampling.processors` claim HF semantics;
+The module docstrings of :mod:`diagnose.decode.processors` claim HF semantics;
 here each processor, and the whole pipeline in HF's ``generate`` order
 (repetition penalty, then temperature, top-k, top-p), is run next to the
 ``transformers`` class on random logits and token histories. Kept sets must be
@@ -19,7 +19,7 @@ from transformers import (
     TopPLogitsWarper,
 )
 
-from diagnose.sampling.processors import RepetitionPenalty, Temperature, TopK, TopP, build_pipeline
+from diagnose.decode.processors import RepetitionPenalty, Temperature, TopK, TopP, build_pipeline
 
 TRIALS = 200
 BATCH, VOCAB, HISTORY = 4, 97, 12

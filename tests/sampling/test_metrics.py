@@ -7,13 +7,12 @@ import math
 import pytest
 import torch
 
+from diagnose.decode.steps import StepRecord, entropy_nats
 from diagnose.sampling.metrics import (
     Bifurcation,
-    StepRecord,
     bifurcations,
     center_pull,
     compliance_rate,
-    entropy_nats,
     first_token_divergence,
     mean_entropy,
     perplexity,

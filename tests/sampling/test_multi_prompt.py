@@ -6,12 +6,12 @@ import pytest
 import torch
 
 from diagnose.case import SamplingSpec
-from diagnose.sampling.conformance import TOLERANCE, WINDOW, _IdsOnly, compare, tiny_model
-from diagnose.sampling.engine import DecodeStats, Row, decode_rows, rows_for
-from diagnose.sampling.multi_prompt import PromptRows, batch_tokens, decode_prompts, kv_bytes_per_token, pack
-from diagnose.sampling.backend import TransformersBackend
-from diagnose.sampling.prompt_tree import branch_chunks, merge, root_length
-from diagnose.sampling.random_model import random_backend
+from diagnose.decode.conformance import TOLERANCE, WINDOW, _IdsOnly, compare, tiny_model
+from diagnose.decode.engine import DecodeStats, Row, decode_rows, rows_for
+from diagnose.decode.multi_prompt import PromptRows, batch_tokens, decode_prompts, kv_bytes_per_token, pack
+from diagnose.decode.backend import TransformersBackend
+from diagnose.decode.prompt_tree import branch_chunks, merge, root_length
+from diagnose.decode.random_model import random_backend
 from tests.fakes import SizedTokenizer
 
 SPEC = SamplingSpec(seeds=2, temperatures=[0.0, 0.9], top_k=50, top_p=0.95, max_new_tokens=12)

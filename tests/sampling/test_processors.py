@@ -9,7 +9,7 @@ import torch
 from scipy.stats import chisquare
 
 from diagnose.errors import CaseError
-from diagnose.sampling.processors import (
+from diagnose.decode.processors import (
     GREEDY_EPSILON,
     Pipeline,
     RepetitionPenalty,

@@ -8,8 +8,8 @@ import pytest
 from diagnose.case import Case, Document, SamplingSpec
 from diagnose.inputs import InputSettings, analyze_inputs
 from diagnose.inputs.layout import fit_projection, project_2d
-from diagnose.sampling.engine import decode_rows, rows_for
-from diagnose.sampling.fake import FakeBackend
+from diagnose.decode.engine import decode_rows, rows_for
+from diagnose.decode.fake import FakeBackend
 from diagnose.sampling.stage import measure_run, sample_positions
 from tests.fakes import WordEmbedder
 

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from diagnose.case import SamplingSpec
-from diagnose.sampling.engine import decode_rows, rows_for
-from diagnose.sampling.random_model import random_backend
+from diagnose.decode.engine import decode_rows, rows_for
+from diagnose.decode.random_model import random_backend
 from tests.fakes import SizedTokenizer
 
 

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible HTTP sampling backend (``diagnose.sampling.remote``).
+"""The OpenAI-compatible HTTP sampling backend (``diagnose.decode.remote``).
 
 Three kinds of test, labelled in each docstring:
 
@@ -26,8 +26,8 @@ import pytest
 from diagnose.case import SamplingSpec
 from diagnose.errors import BackendError
 from diagnose.sampling import metrics
-from diagnose.sampling.engine import Row
-from diagnose.sampling.remote import (
+from diagnose.decode.engine import Row
+from diagnose.decode.remote import (
     FRAMEWORK_SEMANTICS,
     FRAMEWORKS,
     RemoteBackend,

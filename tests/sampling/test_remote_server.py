@@ -10,9 +10,9 @@ import pytest
 
 from diagnose.case import SamplingSpec
 from diagnose.errors import BackendError
-from diagnose.sampling.engine import Row
-from diagnose.sampling.remote import RemoteBackend
-from diagnose.sampling.remote_models import quantization_of
+from diagnose.decode.engine import Row
+from diagnose.decode.remote import RemoteBackend
+from diagnose.decode.remote_models import quantization_of
 from tests.cli.invoke import invoke
 from tests.sampling.test_remote import MESSAGES, Recorder, _backend, _completion
 

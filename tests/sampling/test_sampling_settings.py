@@ -7,8 +7,8 @@ import math
 
 from diagnose.case import Case, Document, SamplingSpec
 from diagnose.inputs import InputSettings, analyze_inputs
-from diagnose.sampling.engine import decode_rows, rows_for
-from diagnose.sampling.fake import FakeBackend
+from diagnose.decode.engine import decode_rows, rows_for
+from diagnose.decode.fake import FakeBackend
 from diagnose.sampling.settings import SamplingSettings
 from diagnose.sampling.stage import measure_run, run_sampling
 from diagnose.settings import Settings

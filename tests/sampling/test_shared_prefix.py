@@ -7,7 +7,7 @@ import types
 import pytest
 import torch
 
-from diagnose.sampling.shared_prefix import PrefixLayer, SharedPrefix, shared_prefix_attention
+from diagnose.decode.shared_prefix import PrefixLayer, SharedPrefix, shared_prefix_attention
 
 
 def _reference(query, keys, values, scale):
@@ -22,7 +22,7 @@ def _reference(query, keys, values, scale):
 @pytest.mark.parametrize("fused", [True, False], ids=["fused-cpu-kernel", "two-products"])
 @pytest.mark.parametrize(("batch", "heads", "kv_heads", "prefix", "suffix"), [(5, 9, 3, 40, 7), (1, 4, 4, 3, 1)])
 def test_matches_attention_over_concatenated_keys(batch, heads, kv_heads, prefix, suffix, fused, monkeypatch):
-    from diagnose.sampling import shared_prefix
+    from diagnose.decode import shared_prefix
 
     if not fused:
         monkeypatch.setattr(shared_prefix, "_CPU_FLASH", None)
@@ -59,7 +59,7 @@ def test_each_row_depends_only_on_its_own_suffix():
 def test_real_model_gives_the_same_tokens_with_and_without_prefix_copies():
     from diagnose.case import SamplingSpec
     from diagnose.models import ModelRegistry
-    from diagnose.sampling.engine import decode_rows, rows_for
+    from diagnose.decode.engine import decode_rows, rows_for
     from diagnose.settings import ModelSettings
 
     backend = ModelRegistry(ModelSettings()).generator()
@@ -107,7 +107,7 @@ def test_windows_softcapping_and_sinks_match_eager_attention(window, softcap, wi
     """The query sits at position prompt + suffix - 1; a window keeps keys at positions above
     position - window, in the prompt and the suffix alike. ``kept``: a sliding cache holds only the
     prompt's last keys, starting at P - kept."""
-    from diagnose.sampling import shared_prefix
+    from diagnose.decode import shared_prefix
 
     if not fused:
         monkeypatch.setattr(shared_prefix, "_CPU_FLASH", None)
@@ -132,7 +132,7 @@ def test_windows_softcapping_and_sinks_match_eager_attention(window, softcap, wi
 
 
 def test_a_keyword_it_does_not_implement_is_refused_not_dropped():
-    from diagnose.sampling.shared_prefix import UnsupportedAttention, unsupported
+    from diagnose.decode.shared_prefix import UnsupportedAttention, unsupported
 
     assert unsupported({"position_bias": torch.ones(1), "dropout": 0.0, "sliding_window": None,
                         "use_cache": True, "output_attentions": False}) == ["position_bias"]
@@ -150,7 +150,7 @@ def test_a_keyword_it_does_not_implement_is_refused_not_dropped():
 def test_half_precision_output_is_rounded_once(dtype, fused, monkeypatch):
     """In half precision the result is exact arithmetic rounded once: at most half a unit in the
     last place (plus float32's own error) from float64 on the same inputs, as a fused kernel's."""
-    from diagnose.sampling import shared_prefix
+    from diagnose.decode import shared_prefix
 
     if not fused:
         monkeypatch.setattr(shared_prefix, "_CPU_FLASH", None)

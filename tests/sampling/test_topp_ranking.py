@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from diagnose.sampling.processors import TopK, TopP
+from diagnose.decode.processors import TopK, TopP
 
 
 def _full_sort_top_p(logits: torch.Tensor, p: float) -> torch.Tensor:

@@ -16,7 +16,7 @@ import httpx
 import regex
 
 from diagnose.errors import BackendError
-from diagnose.sampling.remote_trace import snippet
+from diagnose.decode.remote_trace import snippet
 
 __all__ = ["PROBE_TIMEOUT_S", "list_models", "quantization_of", "served_entry"]
 

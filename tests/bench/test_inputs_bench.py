@@ -7,7 +7,7 @@ import json
 import numpy as np
 import yaml
 
-from diagnose.inputs.bench import InputsBenchResult, run_inputs_bench
+from diagnose.bench.inputs import InputsBenchResult, run_inputs_bench
 from diagnose.embedding import CachedEmbedder
 from diagnose.inputs.settings import InputSettings
 

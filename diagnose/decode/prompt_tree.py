@@ -20,8 +20,8 @@ longest (the padding masked), instead of prompt by prompt. Rows sit at their own
 length), so a sliding window is measured from each prompt's position: windowed
 layers attend to the root per prompt, with that prompt's cut.
 
-The tree plugs into :func:`diagnose.sampling.shared_prefix.shared_prefix_attention`
-in place of :class:`~diagnose.sampling.shared_prefix.SharedPrefix` (its ``attend``).
+The tree plugs into :func:`diagnose.decode.shared_prefix.shared_prefix_attention`
+in place of :class:`~diagnose.decode.shared_prefix.SharedPrefix` (its ``attend``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 import torch
 
-from diagnose.sampling.shared_prefix import PrefixLayer, prefix_attention
+from diagnose.decode.shared_prefix import PrefixLayer, prefix_attention
 
 
 def root_length(prompts: Sequence[Sequence[int]]) -> int:
@@ -196,7 +196,7 @@ def branch_chunks(lengths: Sequence[int], slack: float = PAD_SLACK) -> list[list
 def _layers(cache: Any, row: int, first: int, end: int) -> list[PrefixLayer]:
     """Each cache layer's keys and values of batch row ``row`` at positions [first, end), copied
     out (a view would keep the padded batch alive) in float32, the prefix attention's own
-    precision (as :func:`~diagnose.sampling.shared_prefix.prefix_layers` keeps them)."""
+    precision (as :func:`~diagnose.decode.shared_prefix.prefix_layers` keeps them)."""
     return [PrefixLayer(layer.keys[row:row + 1, :, first:end].to(torch.float32, copy=True),
                         layer.values[row:row + 1, :, first:end].to(torch.float32, copy=True), first)
             for layer in cache.layers]

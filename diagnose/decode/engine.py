@@ -23,9 +23,9 @@ from typing import Callable, Sequence
 import torch
 
 from diagnose.case import SamplingSpec
-from diagnose.sampling.backend import Backend, DecodeSession
-from diagnose.sampling.metrics import StepRecord, entropy_nats
-from diagnose.sampling.processors import SeenTokens, build_pipeline
+from diagnose.decode.backend import Backend, DecodeSession
+from diagnose.decode.steps import StepRecord, entropy_nats
+from diagnose.decode.processors import SeenTokens, build_pipeline
 
 StepCallback = Callable[[int, int], None]
 """Called after each position with (position, rows still decoding)."""

@@ -4,11 +4,11 @@
 cache fits a memory budget (:func:`kv_bytes_per_token` x the tokens a batch holds:
 its root once, each branch once, each row's generated tokens, and while the
 branches prefill, a root copy and a padded branch each), and decodes each batch as one prompt tree
-(:mod:`diagnose.sampling.prompt_tree`) with the engine's own loop
-(:func:`~diagnose.sampling.engine.decode_session`): every row gives what its
+(:mod:`diagnose.decode.prompt_tree`) with the engine's own loop
+(:func:`~diagnose.decode.engine.decode_session`): every row gives what its
 prompt decoded alone gives. A backend without shared-prefix attention (the
 attention plan refused the model, a test double, a server) decodes the prompts
-one by one with :func:`~diagnose.sampling.engine.decode_rows`.
+one by one with :func:`~diagnose.decode.engine.decode_rows`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any, Sequence
 import torch
 
 from diagnose.case import SamplingSpec
-from diagnose.sampling.engine import DecodeStats, Row, StepCallback, Trace, decode_rows, decode_session
-from diagnose.sampling.prompt_tree import TreeSession, prefill_tree, root_length
+from diagnose.decode.engine import DecodeStats, Row, StepCallback, Trace, decode_rows, decode_session
+from diagnose.decode.prompt_tree import TreeSession, prefill_tree, root_length
 
 CPU_MEMORY_SHARE = 0.25
 """On CPU, the budget is this share of the memory available when the batch is packed."""
@@ -86,7 +86,7 @@ def decode_prompts(
 @torch.inference_mode()
 def first_logits(backend: Any, prompts: Sequence[Sequence[int]], budget_bytes: int | None = None) -> list[torch.Tensor]:
     """Each prompt's next-token logits (FloatTensor[V]) after its prefill: the branches of a
-    batch in as few forwards as :func:`~diagnose.sampling.prompt_tree.branch_chunks` allows."""
+    batch in as few forwards as :func:`~diagnose.decode.prompt_tree.branch_chunks` allows."""
     out: list[torch.Tensor] = []
     if not tree_capable(backend):
         return [backend.start(ids, 1)[1][0] for ids in prompts]

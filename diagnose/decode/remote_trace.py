@@ -5,7 +5,7 @@ logprobs, not vocabulary ids or full distributions. :class:`TokenTable` numbers
 each distinct token (its ``bytes`` when the server sends them, else its string)
 in the order first seen, so the token-level metrics work unchanged;
 :func:`read_choice` builds the trace of one answer. See
-:mod:`diagnose.sampling.remote` for what each field of the trace holds.
+:mod:`diagnose.decode.remote` for what each field of the trace holds.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from diagnose.errors import BackendError
-from diagnose.sampling.engine import Row, Trace
-from diagnose.sampling.metrics import StepRecord
+from diagnose.decode.engine import Row, Trace
+from diagnose.decode.steps import StepRecord
 
 __all__ = ["NO_TOKEN", "RemoteTrace", "TokenTable", "first_choice", "logprob", "read_choice", "snippet"]
 

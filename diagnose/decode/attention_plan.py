@@ -1,6 +1,6 @@
 """Which attention path a model decodes with: the shared prefix, or per-row prompt copies.
 
-The shared-prefix kernel (:mod:`diagnose.sampling.shared_prefix`) states what it
+The shared-prefix kernel (:mod:`diagnose.decode.shared_prefix`) states what it
 implements; this module reads what the model's layers need and picks the path,
 with the reason, for the report's ``environment.attention`` (contract section 7):
 
@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import torch
 
-from diagnose.sampling.shared_prefix import STOCKS, stock_attention, unsupported
+from diagnose.decode.shared_prefix import STOCKS, stock_attention, unsupported
 
 Path = Literal["shared_prefix", "prompt_copies"]
 

@@ -1,4 +1,4 @@
-"""JSON over HTTP with retries: the transport of :class:`~diagnose.sampling.remote.RemoteBackend`.
+"""JSON over HTTP with retries: the transport of :class:`~diagnose.decode.remote.RemoteBackend`.
 
 Rate limiting and server-side failures are tried again with exponential
 backoff (``Retry-After`` honoured, capped at :data:`MAX_BACKOFF_S`); anything
@@ -13,7 +13,7 @@ from typing import Any, Callable
 import httpx
 
 from diagnose.errors import BackendError
-from diagnose.sampling.remote_trace import snippet
+from diagnose.decode.remote_trace import snippet
 
 __all__ = ["MAX_BACKOFF_S", "RETRY_STATUSES", "JsonPoster"]
 

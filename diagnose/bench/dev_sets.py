@@ -1,6 +1,6 @@
 """Tune the input stage on the three dev sets at once (a developer tool).
 
-usage: python -m diagnose.inputs._eval_dev OUTDIR [--cache DIR] [--read] [--sets ramdocs-dev,...] [--limit N]
+usage: python -m diagnose.bench.dev_sets OUTDIR [--cache DIR] [--read] [--sets ramdocs-dev,...] [--limit N]
 
 Writes ``OUTDIR/<set>/<case_id>.json`` and prints each set's SCORE line, the
 per-kind table where the truth has kinds, and the center-pull self-check: the
@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from diagnose.inputs import bench
+from diagnose.bench import inputs as bench
 from diagnose.inputs.settings import InputSettings
 from diagnose.report import write_atomic
 

@@ -1,6 +1,6 @@
 """Sampling through an OpenAI-compatible HTTP server (vLLM, llama.cpp, Ollama ``/v1``, OpenAI).
 
-The in-process engine (:func:`diagnose.sampling.engine.decode_rows`) draws every
+The in-process engine (:func:`diagnose.decode.engine.decode_rows`) draws every
 token itself from the raw logits. A remote server samples on its own side, so
 this backend sends one ``POST {base_url}/chat/completions`` per (temperature,
 seed) row and turns each answer into a :class:`RemoteTrace`:
@@ -13,7 +13,7 @@ seed) row and turns each answer into a :class:`RemoteTrace`:
   that table for its whole life, so the same token has the same id in every call
   of one backend, and :meth:`RemoteBackend.decode` maps ids back to text. They are
   not the server's vocabulary ids and mean nothing to another backend instance.
-* ``steps``: one :class:`~diagnose.sampling.metrics.StepRecord` per returned token,
+* ``steps``: one :class:`~diagnose.decode.steps.StepRecord` per returned token,
   ``raw_logprob`` = the server's logprob, ``entropy`` = NaN (a server returns no
   full distribution), ``top2_tokens``/``top2_probs`` from ``top_logprobs`` (2 asked);
 * ``finish_reason``: ``"length"`` when the server says ``length``, else ``"stop"``;
@@ -21,11 +21,11 @@ seed) row and turns each answer into a :class:`RemoteTrace`:
   some servers return lossy per-token strings for multi-byte characters).
 
 Three modules, one responsibility each: this one is the backend (request bodies,
-concurrency, the server's identity); :mod:`~diagnose.sampling.frameworks` holds
+concurrency, the server's identity); :mod:`~diagnose.decode.frameworks` holds
 what each framework does with the parameters (:data:`FRAMEWORK_SEMANTICS`,
 :func:`unavailable_metrics`, condensed from ``shared/reference/sampler-semantics.md``);
-:mod:`~diagnose.sampling.remote_http` the transport with its retries;
-:mod:`~diagnose.sampling.remote_trace` the reading of answers into traces.
+:mod:`~diagnose.decode.remote_http` the transport with its retries;
+:mod:`~diagnose.decode.remote_trace` the reading of answers into traces.
 """
 
 from __future__ import annotations
@@ -37,17 +37,17 @@ from typing import Any, Callable, Mapping, Sequence
 import httpx
 
 from diagnose.case import SamplingSpec
-from diagnose.sampling.engine import Row
-from diagnose.sampling.frameworks import (
+from diagnose.decode.engine import Row
+from diagnose.decode.frameworks import (
     FRAMEWORK_SEMANTICS,
     FRAMEWORKS,
     Framework,
     sampling_parameters,
     unavailable_metrics,
 )
-from diagnose.sampling.remote_http import JsonPoster
-from diagnose.sampling.remote_models import list_models, quantization_of, served_entry
-from diagnose.sampling.remote_trace import RemoteTrace, TokenTable, first_choice, logprob, read_choice
+from diagnose.decode.remote_http import JsonPoster
+from diagnose.decode.remote_models import list_models, quantization_of, served_entry
+from diagnose.decode.remote_trace import RemoteTrace, TokenTable, first_choice, logprob, read_choice
 
 __all__ = [
     "FRAMEWORKS",

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from diagnose.sampling.backend import TransformersBackend
+from diagnose.decode.backend import TransformersBackend
 
 PRESETS: dict[str, dict[str, int]] = {
     "tiny": {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,

@@ -5,7 +5,7 @@ prompt, and then advances a batch of rows one token at a time. The engine does
 all sampling itself, so every backend gets exactly the same sampler.
 
 ``TransformersBackend`` is the adapter for Hugging Face causal LMs (CPU or CUDA);
-``diagnose.sampling.fake.FakeBackend`` is a deterministic tiny-vocabulary twin
+``diagnose.decode.fake.FakeBackend`` is a deterministic tiny-vocabulary twin
 for unit tests.
 """
 
@@ -19,8 +19,8 @@ from typing import Any, Iterator, Protocol, Sequence
 import torch
 
 from diagnose.errors import ModelError
-from diagnose.sampling.attention_plan import AttentionPlan, plan_attention, stock_implementation
-from diagnose.sampling.shared_prefix import SharedPrefix, install, prefix_layers
+from diagnose.decode.attention_plan import AttentionPlan, plan_attention, stock_implementation
+from diagnose.decode.shared_prefix import SharedPrefix, install, prefix_layers
 
 Messages = list[dict[str, str]]
 

@@ -5,7 +5,7 @@ For every family in transformers' causal-LM auto mapping:
 1. a tiny config with seeded random weights (small sliding windows where the
    family has them, so the prompt is longer than every window);
 2. the engine decodes seeds x temperatures with the attention path
-   :func:`~diagnose.sampling.attention_plan.plan_attention` chooses;
+   :func:`~diagnose.decode.attention_plan.plan_attention` chooses;
 3. the reference decodes the same rows with prompt copies and the model's stock
    attention (the way transformers runs it);
 4. exact, in float32 and on the prompt-copies path: every row gives the same tokens
@@ -44,8 +44,8 @@ from typing import Any, Iterator
 import torch
 
 from diagnose.case import SamplingSpec
-from diagnose.sampling.backend import TransformersBackend
-from diagnose.sampling.engine import Trace, decode_rows, rows_for
+from diagnose.decode.backend import TransformersBackend
+from diagnose.decode.engine import Trace, decode_rows, rows_for
 
 WINDOW = 8
 """The sliding window of the tiny configs of families that have one, in tokens; the prompt is
@@ -223,7 +223,7 @@ def measuring(kernel: KernelError) -> Iterator[None]:
     """While inside, every shared-prefix attention call is also measured into ``kernel``."""
     from transformers import AttentionInterface
 
-    from diagnose.sampling import shared_prefix
+    from diagnose.decode import shared_prefix
 
     names = {shared_prefix.registered_name(stock): stock for stock in shared_prefix.STOCKS}
     originals = {name: AttentionInterface._global_mapping.get(name) for name in names}
@@ -242,7 +242,7 @@ def measuring(kernel: KernelError) -> Iterator[None]:
 def _measured(kernel: KernelError, module, query, key, value, attention_mask, shared_prefix=None, stock="sdpa",
               **kwargs):
     """The engine's attention, and beside it the stock one on the same inputs and exact arithmetic."""
-    from diagnose.sampling import shared_prefix as kernels
+    from diagnose.decode import shared_prefix as kernels
 
     out = kernels.shared_prefix_attention(module, query, key, value, attention_mask,
                                           shared_prefix=shared_prefix, stock=stock, **kwargs)
@@ -315,7 +315,7 @@ def tiny_model(family: str, dtype: torch.dtype, seed: int) -> Any:
     """A seeded tiny random model of ``family`` in eval mode, or :class:`Skipped` with the reason."""
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    from diagnose.sampling.attention_plan import stock_implementation
+    from diagnose.decode.attention_plan import stock_implementation
 
     try:
         default = AutoConfig.for_model(family)

@@ -28,7 +28,7 @@ What the kernel implements (:data:`IMPLEMENTED`), beside plain causal attention:
   carries no value (gpt-oss).
 
 Anything else a layer passes with a value (:func:`unsupported`) is refused, never
-dropped: :mod:`diagnose.sampling.attention_plan` reads it before choosing this
+dropped: :mod:`diagnose.decode.attention_plan` reads it before choosing this
 path, and a call that still carries one raises :class:`UnsupportedAttention`.
 
 It plugs into transformers through ``AttentionInterface`` under one name per
@@ -108,7 +108,7 @@ class SharedPrefix:
                window: int | None) -> tuple[torch.Tensor, torch.Tensor]:
         """Attention of the rows' queries (kv_heads, B*group, d) over this layer's prefix:
         normalised output and log-sum-exp, as :func:`prefix_attention`. A tree of prompts
-        (:mod:`diagnose.sampling.prompt_tree`) stands in with its own ``attend``."""
+        (:mod:`diagnose.decode.prompt_tree`) stands in with its own ``attend``."""
         layer = self.layers[layer_index]
         keys, values = layer.keys, layer.values
         if window is not None:
@@ -257,7 +257,7 @@ def _cuda_efficient_ok(dtype: torch.dtype, qk_dim: int, v_dim: int) -> bool:
 def install(model: Any, stock: str) -> str:
     """Register the attention function for ``stock`` and switch ``model`` to it; returns its name.
 
-    Whether the model may use it is :func:`diagnose.sampling.attention_plan.plan_attention`'s call.
+    Whether the model may use it is :func:`diagnose.decode.attention_plan.plan_attention`'s call.
     """
     from transformers import AttentionInterface
     from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
