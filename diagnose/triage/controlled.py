@@ -7,7 +7,7 @@ reduced to one consistent center or to no documents. Each metric behind the find
 is tested full context against control with the nightly gate's tests (Fisher's exact
 test on rates, the stratified bootstrap on spread metrics; :mod:`diagnose.repair.significance`;
 the split by the share of samples following a center the control left out, :data:`COMPETING_PULL`,
-the noise by the share following no center or another, :data:`OFF_CENTER`),
+the noise by the share following no center, :data:`NO_CENTER`),
 Bonferroni-corrected over every metric tested in the report; a finding about one run
 (the split's, the coolest run's wobble) is tested on that temperature alone, the others
 pooled over temperatures. Then the finding is
@@ -41,13 +41,14 @@ COMPETING_PULL = "competing_pull"
 """The split's metric: the share of samples that follow a center other than the control's (and
 not "none"). Unlike ``center_split`` it does not count samples that follow no center, which a
 weak model gives with or without the competing documents."""
-OFF_CENTER = "off_center"
-"""The noise's metric: the share of samples that do not follow the center the control keeps ("none"
-included): off-topic passages that dilute the pull leave more samples off the center."""
+NO_CENTER = "no_center"
+"""The noise's metric: the share of samples that follow no center ("none"): off-topic passages that
+dilute the pull leave more samples answering from none of the centers. (Samples following another
+center are the split's.)"""
 CENTER_MIN_CHANGE = METRICS["center_split"].min_change
 
 CONTROLLED: dict[str, tuple[str, ...]] = {
-    "input.noise_share": (OFF_CENTER, "semantic_entropy"),
+    "input.noise_share": (NO_CENTER, "semantic_entropy"),
     "sampling.split_center_pull": (COMPETING_PULL,),
     "sampling.weak_pull": ("semantic_entropy", "first_token_divergence"),
     "sampling.strong_pull": ("repetition_rate",),
@@ -56,7 +57,7 @@ CONTROLLED: dict[str, tuple[str, ...]] = {
 """The findings that blame the context, and the metrics (``diagnose.repair.measures.METRICS``) that decide each."""
 
 MODEL_ADVICE: dict[str, str] = {
-    "input.noise_share": "The answers follow the kept center as often, and agree as much, with the off-topic "
+    "input.noise_share": "The answers follow one of the centers as often, and agree as much, with the off-topic "
     "passages as without them: here they cost prompt tokens but did not pull the answers away.",
     "sampling.split_center_pull": "The samples split as often without the competing documents: the model "
     "does not settle on one answer even when the context agrees with itself.",
@@ -101,7 +102,7 @@ def decide(findings: Sequence[Finding], sampling: SamplingReport, traces: Sequen
         at = finding.evidence.get("temperature")
         pairs = [pair for pair in every if at is None or pair[1].run["temperature"] == at]
         for name in CONTROLLED.get(finding.rule, ()):
-            if name in (COMPETING_PULL, OFF_CENTER):
+            if name in (COMPETING_PULL, NO_CENTER):
                 outcome = _center_rate(name, pairs, control.center) if pairs and control.center else None
                 test, better, least = "fisher_exact", -1, CENTER_MIN_CHANGE
             else:
@@ -130,13 +131,14 @@ def _pairs(sampling: SamplingReport, traces: Sequence[Trace], control: ControlRu
 
 
 def _center_rate(name: str, pairs: list[tuple[Side, Side]], center: str) -> Outcome | None:
-    """Control against full context: the share of samples following a center other than ``center``
-    (:data:`COMPETING_PULL`: not "none"; :data:`OFF_CENTER`: "none" included)."""
-    off = (center,) if name == OFF_CENTER else (center, NONE)
+    """Control against full context: the share of samples following a center other than ``center``,
+    not "none" (:data:`COMPETING_PULL`), or following "none" (:data:`NO_CENTER`)."""
+    def off(c: str) -> bool:
+        return c == NONE if name == NO_CENTER else c not in (center, NONE)
 
     def count(sides: list[Side]) -> tuple[int, int]:
         followed = [s.get("center", NONE) for side in sides for s in side.run.get("samples") or []]
-        return sum(c not in off for c in followed), len(followed)
+        return sum(off(c) for c in followed), len(followed)
 
     (kb, nb), (ka, na) = count([c for c, _ in pairs]), count([f for _, f in pairs])
     if not nb or not na:

@@ -31,15 +31,15 @@ def test_noise_that_leaves_the_answers_on_the_center_is_info():
     decided = _decide("input.noise_share", "warn", ["c1"] * 15 + ["none"], ["c1"] * 16)
     assert decided.severity == "info" and decided.evidence["control"]["attributed"] == "model"
     tests = {t["metric"]: t for t in decided.evidence["control"]["tests"]}
-    assert set(tests) == {"off_center", "semantic_entropy"}
-    assert tests["off_center"]["full_context"] == round(1 / 16, 4) and tests["off_center"]["control"] == 0.0
+    assert set(tests) == {"no_center", "semantic_entropy"}
+    assert tests["no_center"]["full_context"] == round(1 / 16, 4) and tests["no_center"]["control"] == 0.0
     assert "did not pull the answers away" in decided.advice
 
 
 def test_noise_that_pulls_the_answers_off_the_center_keeps_its_warning():
     decided = _decide("input.noise_share", "warn", ["c1"] * 4 + ["none"] * 12, ["c1"] * 16)
     assert decided.severity == "warn" and decided.evidence["control"]["attributed"] == "prompt"
-    off = next(t for t in decided.evidence["control"]["tests"] if t["metric"] == "off_center")
+    off = next(t for t in decided.evidence["control"]["tests"] if t["metric"] == "no_center")
     assert off["full_context"] == 0.75 and off["p_adjusted"] < 0.05
 
 
@@ -54,6 +54,12 @@ def test_an_inconclusive_warning_is_info():
     # A quarter of the samples off the center (the same answer, worded past the matcher): p > 0.05.
     decided = _decide("input.noise_share", "warn", ["c1"] * 12 + ["none"] * 4, ["c1"] * 16, one_meaning=True)
     assert decided.evidence["control"]["attributed"] == "inconclusive" and decided.severity == "info"
+
+
+def test_samples_following_another_center_are_the_splits_not_the_noises():
+    decided = _decide("input.noise_share", "warn", ["c1"] * 8 + ["c2"] * 8, ["c1"] * 16, one_meaning=True)
+    off = next(t for t in decided.evidence["control"]["tests"] if t["metric"] == "no_center")
+    assert off["full_context"] == 0.0 and decided.severity == "info"
 
 
 def test_samples_following_no_center_do_not_count_as_a_split():
