@@ -167,7 +167,7 @@ def _decided(finding: Finding, tests: list[_Tested], family: int, control: Contr
     evidence = {**finding.evidence, "control": {
         "variant": control.variant, "description": control.description, "documents": control.documents,
         "center": control.center,
-        "attributed": attributed, "alpha": settings.alpha, "tests_in_family": family, "tests": rows}}
+        "attributed": attributed, "uncontrolled_severity": finding.severity, "alpha": settings.alpha, "tests_in_family": family, "tests": rows}}
     advice = finding.advice
     if attributed == "model":
         advice = f"Compared with {control.description} (same model, seeds and settings). {MODEL_ADVICE[finding.rule]}"

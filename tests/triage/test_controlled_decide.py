@@ -30,6 +30,7 @@ def _decide(rule: str, severity: str, full: list[str], control: list[str], one_m
 def test_noise_that_leaves_the_answers_on_the_center_is_info():
     decided = _decide("input.noise_share", "warn", ["c1"] * 15 + ["none"], ["c1"] * 16)
     assert decided.severity == "info" and decided.evidence["control"]["attributed"] == "model"
+    assert decided.evidence["control"]["uncontrolled_severity"] == "warn"
     tests = {t["metric"]: t for t in decided.evidence["control"]["tests"]}
     assert set(tests) == {"no_center", "semantic_entropy"}
     assert tests["no_center"]["full_context"] == round(1 / 16, 4) and tests["no_center"]["control"] == 0.0
