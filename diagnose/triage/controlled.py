@@ -1,12 +1,13 @@
-"""Sampling findings decided against the control: is it the prompt, or the model?
+"""Findings decided against the control: is it the prompt, or the model?
 
 A finding that blames the context (the outputs split between centers, wobble, loop
-or run past the budget) is compared with the control run
+or run past the budget; off-topic passages dilute the pull) is compared with the control run
 (:mod:`diagnose.sampling.controls`): same model, seeds and settings, the context
 reduced to one consistent center or to no documents. Each metric behind the finding
 is tested full context against control with the nightly gate's tests (Fisher's exact
 test on rates, the stratified bootstrap on spread metrics; :mod:`diagnose.repair.significance`;
-the split by the share of samples following a center the control left out, :data:`COMPETING_PULL`),
+the split by the share of samples following a center the control left out, :data:`COMPETING_PULL`,
+the noise by the share following no center, :data:`NO_CENTER`),
 Bonferroni-corrected over every metric tested in the report; a finding about one run
 (the split's, the coolest run's wobble) is tested on that temperature alone, the others
 pooled over temperatures. Then the finding is
@@ -16,7 +17,8 @@ pooled over temperatures. Then the finding is
 * the model's: no metric is worse by the minimum change; what the control shows as
   much is a property of the model and its settings, so the finding is ``info``;
 * inconclusive: worse by the minimum change but not significantly (too few seeds to
-  tell); the finding is at most ``warn``.
+  tell); the finding drops one level (``fail`` to ``warn``, ``warn`` to ``info``): a
+  finding blames the context only when the context's effect is shown.
 
 Every decided finding carries the comparison in ``evidence["control"]``.
 """
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from diagnose.report import SEVERITY_RANK, ControlRun, Finding, SamplingReport
+from diagnose.report import ControlRun, Finding, SamplingReport
 from diagnose.repair.measures import METRICS, Side
 from diagnose.nightly.stats import proportion_test
 from diagnose.repair.significance import Outcome, Settings, bonferroni, compare
@@ -39,9 +41,14 @@ COMPETING_PULL = "competing_pull"
 """The split's metric: the share of samples that follow a center other than the control's (and
 not "none"). Unlike ``center_split`` it does not count samples that follow no center, which a
 weak model gives with or without the competing documents."""
-COMPETING_MIN_CHANGE = METRICS["center_split"].min_change
+NO_CENTER = "no_center"
+"""The noise's metric: the share of samples that follow no center ("none"): off-topic passages that
+dilute the pull leave more samples answering from none of the centers. (Samples following another
+center are the split's.)"""
+CENTER_MIN_CHANGE = METRICS["center_split"].min_change
 
 CONTROLLED: dict[str, tuple[str, ...]] = {
+    "input.noise_share": (NO_CENTER, "semantic_entropy"),
     "sampling.split_center_pull": (COMPETING_PULL,),
     "sampling.weak_pull": ("semantic_entropy", "first_token_divergence"),
     "sampling.strong_pull": ("repetition_rate",),
@@ -50,6 +57,8 @@ CONTROLLED: dict[str, tuple[str, ...]] = {
 """The findings that blame the context, and the metrics (``diagnose.repair.measures.METRICS``) that decide each."""
 
 MODEL_ADVICE: dict[str, str] = {
+    "input.noise_share": "The answers follow one of the centers as often, and agree as much, with the off-topic "
+    "passages as without them: here they cost prompt tokens but did not pull the answers away.",
     "sampling.split_center_pull": "The samples split as often without the competing documents: the model "
     "does not settle on one answer even when the context agrees with itself.",
     "sampling.weak_pull": "The samples disagree as much without the rest of the context: the wobble is the "
@@ -62,6 +71,10 @@ MODEL_ADVICE: dict[str, str] = {
     "the model's verbosity at these settings, not the prompt's. Raise max_new_tokens, or ask for a "
     "short answer.",
 }
+
+
+LOWER: dict[str, str] = {"fail": "warn", "warn": "info", "info": "info"}
+"""An inconclusive finding's severity: one level down."""
 
 
 @dataclass(frozen=True)
@@ -89,9 +102,9 @@ def decide(findings: Sequence[Finding], sampling: SamplingReport, traces: Sequen
         at = finding.evidence.get("temperature")
         pairs = [pair for pair in every if at is None or pair[1].run["temperature"] == at]
         for name in CONTROLLED.get(finding.rule, ()):
-            if name == COMPETING_PULL:
-                outcome = _competing_pull(pairs, control.center) if pairs and control.center else None
-                test, better, least = "fisher_exact", -1, COMPETING_MIN_CHANGE
+            if name in (COMPETING_PULL, NO_CENTER):
+                outcome = _center_rate(name, pairs, control.center) if pairs and control.center else None
+                test, better, least = "fisher_exact", -1, CENTER_MIN_CHANGE
             else:
                 metric = METRICS[name]
                 outcome = compare(metric, pairs, settings) if pairs else None
@@ -117,11 +130,15 @@ def _pairs(sampling: SamplingReport, traces: Sequence[Trace], control: ControlRu
     return out
 
 
-def _competing_pull(pairs: list[tuple[Side, Side]], center: str) -> Outcome | None:
-    """Control against full context: samples following a center other than ``center`` (not "none")."""
+def _center_rate(name: str, pairs: list[tuple[Side, Side]], center: str) -> Outcome | None:
+    """Control against full context: the share of samples following a center other than ``center``,
+    not "none" (:data:`COMPETING_PULL`), or following "none" (:data:`NO_CENTER`)."""
+    def off(c: str) -> bool:
+        return c == NONE if name == NO_CENTER else c not in (center, NONE)
+
     def count(sides: list[Side]) -> tuple[int, int]:
         followed = [s.get("center", NONE) for side in sides for s in side.run.get("samples") or []]
-        return sum(c not in (center, NONE) for c in followed), len(followed)
+        return sum(off(c) for c in followed), len(followed)
 
     (kb, nb), (ka, na) = count([c for c, _ in pairs]), count([f for _, f in pairs])
     if not nb or not na:
@@ -146,12 +163,11 @@ def _decided(finding: Finding, tests: list[_Tested], family: int, control: Contr
     else:
         attributed = "model"
     severity = {"prompt": finding.severity, "untested": finding.severity, "model": "info",
-                "inconclusive": "warn" if SEVERITY_RANK[finding.severity] > SEVERITY_RANK["warn"]
-                else finding.severity}[attributed]
+                "inconclusive": LOWER[finding.severity]}[attributed]
     evidence = {**finding.evidence, "control": {
         "variant": control.variant, "description": control.description, "documents": control.documents,
         "center": control.center,
-        "attributed": attributed, "alpha": settings.alpha, "tests_in_family": family, "tests": rows}}
+        "attributed": attributed, "uncontrolled_severity": finding.severity, "alpha": settings.alpha, "tests_in_family": family, "tests": rows}}
     advice = finding.advice
     if attributed == "model":
         advice = f"Compared with {control.description} (same model, seeds and settings). {MODEL_ADVICE[finding.rule]}"
