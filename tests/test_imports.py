@@ -44,7 +44,7 @@ def test_no_import_cycles():
     """
     import grimp
 
-    graph = grimp.build_graph("diagnose", "api", exclude_type_checking_imports=True)
+    graph = grimp.build_graph("diagnose", "api", exclude_type_checking_imports=True, cache_dir=None)
     cycles = sorted(
         " -> ".join((module, *graph.find_shortest_chain(importer=imported, imported=module)))
         for module in graph.modules
@@ -59,7 +59,7 @@ def test_only_the_service_commands_import_the_service():
     ``api`` (inside its commands); no other engine module may, even through a chain."""
     import grimp
 
-    graph = grimp.build_graph("diagnose", "api", exclude_type_checking_imports=True)
+    graph = grimp.build_graph("diagnose", "api", exclude_type_checking_imports=True, cache_dir=None)
     graph.remove_module("diagnose.cli_service")
     assert graph.find_shortest_chains(importer="diagnose", imported="api") == set()
 
@@ -71,7 +71,7 @@ def test_the_input_stage_is_imported_by_no_lower_layer(importer):
     stages; neither may reach ``diagnose.inputs``, even through a chain."""
     import grimp
 
-    graph = grimp.build_graph("diagnose", "api", exclude_type_checking_imports=True)
+    graph = grimp.build_graph("diagnose", "api", exclude_type_checking_imports=True, cache_dir=None)
     assert graph.find_shortest_chains(importer=importer, imported="diagnose.inputs") == set()
 
 
@@ -98,3 +98,40 @@ def test_each_package_exports_what_its_all_names_and_no_shim_remains():
     assert importlib.import_module("diagnose.inputs").__all__ == ["InputSettings", "analyze_inputs"]
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("diagnose.inputs.embed")
+
+
+LAYERS = (
+    ("diagnose.cli", "diagnose.cli_service", "diagnose.console", "diagnose.pytest_plugin", "diagnose.bench"),
+    ("diagnose.pipeline", "diagnose.settings"),
+    ("diagnose.repair", "diagnose.nightly", "diagnose.adapters"),
+    ("diagnose.html", "diagnose.verdict_lines"),
+    ("diagnose.triage",),
+    ("diagnose.inputs", "diagnose.sampling"),
+    ("diagnose.decode", "diagnose.models", "diagnose.embedding", "diagnose.analysis", "diagnose.environment"),
+    ("diagnose.case", "diagnose.document", "diagnose.report", "diagnose.prompt", "diagnose.case_file"),
+    ("diagnose.text", "diagnose.stats", "diagnose.display", "diagnose.progress", "diagnose.errors", "diagnose._lazy"),
+)
+"""The engine's layers, top first: a module imports only from its own layer or the ones below.
+
+The edges (CLI, benches, pytest plugin) sit on the pipeline, which wires the stages and
+builds the settings (every group of which lives beside the code that reads it); repairs,
+the nightly gate and the LangChain adapter use the stages through triage; the two stages
+(independent of each other) sit on the decode engine, the model registry, the embedder and
+the input stage's hand-off; below them the case, document and report types; at the bottom
+text facts, statistics and errors, which import nothing of the engine."""
+
+
+def test_the_engine_keeps_its_layers():
+    import grimp
+
+    graph = grimp.build_graph("diagnose", exclude_type_checking_imports=True, cache_dir=None)
+    every = {module for layer in LAYERS for module in layer}
+    top_level = {m for m in graph.modules if m.count(".") == 1}
+    assert top_level <= every, f"modules in no layer: {sorted(top_level - every)}"
+    layers = [grimp.Layer(*modules, independent=modules == ("diagnose.inputs", "diagnose.sampling"))
+              for modules in LAYERS]
+    illegal = graph.find_illegal_dependencies_for_layers(layers=layers, containers=set())
+    found = sorted(f"{d.importer} -> {d.imported} via "
+                   + ", ".join(sorted(f"{min(r.heads)} -> {min(r.tails)}" for r in d.routes))
+                   for d in illegal)
+    assert found == []

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
-from diagnose.nightly.per_sample import sample_clusters as _clusters
-from diagnose.nightly.per_sample import sample_count as _count
-from diagnose.nightly.per_sample import sample_first_tokens as _first_tokens
-from diagnose.nightly.stats import proportion_test, stratified_bootstrap_diff_ci
+from diagnose.sampling.per_sample import sample_clusters as _clusters
+from diagnose.sampling.per_sample import sample_count as _count
+from diagnose.sampling.per_sample import sample_first_tokens as _first_tokens
+from diagnose.stats import proportion_test, stratified_bootstrap_diff_ci
 from diagnose.sampling.metrics import first_token_divergence, semantic_entropy
 from diagnose.environment import fingerprint_diff
 from diagnose.report import SEVERITY_RANK

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import msgspec
 
 from diagnose.report import Finding, Repair, RepairTest, SkippedRepair
-from diagnose.repair.measures import METRICS
+from diagnose.sampling.paired_measures import METRICS
 
 VERIFIED = ("fixes", "helps")
 

@@ -39,9 +39,10 @@ from diagnose.report import (
 from diagnose.repair import annotate
 from diagnose.repair.candidates import Candidate, propose
 from diagnose.repair.case_text import case_diff
-from diagnose.repair.measures import METRICS, Side
+from diagnose.sampling.paired_measures import METRICS, Side
 from diagnose.repair.scope import candidate_inputs
-from diagnose.repair.significance import Settings, bonferroni, compare
+from diagnose.sampling.paired_tests import SignificanceSettings, compare
+from diagnose.stats import bonferroni
 from diagnose.repair.verdict import VERDICT_RANK, outcome, verdict
 from diagnose.sampling.constraints import ConstraintChecker
 from diagnose.decode.engine import Trace, rows_for
@@ -103,14 +104,14 @@ def run_repairs(
     budget: int | None = None,
     seed_offset: int = 0,
     progress: Progress | None = None,
-    settings: Settings = Settings(),
+    settings: SignificanceSettings = SignificanceSettings(),
     sampling_settings: SamplingSettings = SamplingSettings(),
 ) -> RepairOutcome:
     """Propose, sample, compare and judge every candidate repair of ``case`` (see the module docstring).
 
     ``sampling``/``traces``/``findings`` are the original run's; ``budget`` is in samples
     (None: :func:`default_budget`); ``seed_offset`` and ``sampling_settings`` (the
-    measurements' thresholds, ``Settings.sampling``) must be the original run's."""
+    measurements' thresholds, ``SignificanceSettings.sampling``) must be the original run's."""
     if budget is not None and budget < 0:
         raise ValueError(f"repair budget must be >= 0 samples, got {budget}")
     started = time.perf_counter()
@@ -228,7 +229,7 @@ def _measure(candidate: Candidate, temps: list[float], case: Case, analysis: Inp
 
 
 def _judge(done: _Sampled, case: Case, findings: Sequence[Finding], original_runs: dict[float, TemperatureRun],
-           original_traces: dict[float, list[Trace]], family: int, settings: Settings,
+           original_traces: dict[float, list[Trace]], family: int, settings: SignificanceSettings,
            labels: dict[str, str]) -> Repair:
     candidate = done.candidate
     compared = candidate.compared_temperatures(case.sampling.temperatures)

@@ -1,10 +1,10 @@
 """What a repair did, from its tests and the re-run triage.
 
 A repair's *tests* are its metrics, each compared before/after pooled over the
-temperatures (:mod:`diagnose.repair.significance`). A test is *significant* when
+temperatures (:mod:`diagnose.sampling.paired_tests`). A test is *significant* when
 its Bonferroni-corrected p-value (corrected over every metric of every repair
 sampled in the diagnosis) is below ``alpha`` and the change reaches the metric's
-minimum (:data:`diagnose.repair.measures.METRICS`). Its outcome is then
+minimum (:data:`diagnose.sampling.paired_measures.METRICS`). Its outcome is then
 ``better`` or ``worse`` by the metric's direction; otherwise ``none``.
 
 The verdicts:
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from diagnose.report import RepairTest, RepairVerdict
-from diagnose.repair.measures import Metric
+from diagnose.sampling.paired_measures import Metric
 
 VERDICT_RANK: dict[str, int] = {"fixes": 0, "helps": 1, "no_effect": 2, "worse": 3}
 """Best first."""

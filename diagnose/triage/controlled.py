@@ -5,7 +5,7 @@ or run past the budget; off-topic passages dilute the pull) is compared with the
 (:mod:`diagnose.sampling.controls`): same model, seeds and settings, the context
 reduced to one consistent center or to no documents. Each metric behind the finding
 is tested full context against control with the nightly gate's tests (Fisher's exact
-test on rates, the stratified bootstrap on spread metrics; :mod:`diagnose.repair.significance`;
+test on rates, the stratified bootstrap on spread metrics; :mod:`diagnose.sampling.paired_tests`;
 the split by the share of samples following a center the control left out, :data:`COMPETING_PULL`,
 the noise by the share following no center, :data:`NO_CENTER`),
 Bonferroni-corrected over every metric tested in the report; a finding about one run
@@ -31,9 +31,10 @@ from dataclasses import dataclass
 import msgspec
 
 from diagnose.report import ControlRun, Finding, SamplingReport
-from diagnose.repair.measures import METRICS, Side
-from diagnose.nightly.stats import proportion_test
-from diagnose.repair.significance import Outcome, Settings, bonferroni, compare
+from diagnose.sampling.paired_measures import METRICS, Side
+from diagnose.stats import proportion_test
+from diagnose.sampling.paired_tests import Outcome, SignificanceSettings, compare
+from diagnose.stats import bonferroni
 from diagnose.sampling.pull import NONE
 from diagnose.decode.engine import Trace
 
@@ -54,7 +55,7 @@ CONTROLLED: dict[str, tuple[str, ...]] = {
     "sampling.strong_pull": ("repetition_rate",),
     "length.truncated": ("truncation_rate",),
 }
-"""The findings that blame the context, and the metrics (``diagnose.repair.measures.METRICS``) that decide each."""
+"""The findings that blame the context, and the metrics (``diagnose.sampling.paired_measures.METRICS``) that decide each."""
 
 MODEL_ADVICE: dict[str, str] = {
     "input.noise_share": "The answers follow one of the centers as often, and agree as much, with the off-topic "
@@ -91,7 +92,7 @@ class _Tested:
 
 
 def decide(findings: Sequence[Finding], sampling: SamplingReport, traces: Sequence[Trace],
-           control: ControlRun, control_traces: Sequence[Trace], settings: Settings = Settings()) -> list[Finding]:
+           control: ControlRun, control_traces: Sequence[Trace], settings: SignificanceSettings = SignificanceSettings()) -> list[Finding]:
     """``findings`` with each one of :data:`CONTROLLED` decided against ``control`` (module docstring).
 
     ``traces`` / ``control_traces``: the main run's and the control's decoded rows."""
@@ -146,7 +147,7 @@ def _center_rate(name: str, pairs: list[tuple[Side, Side]], center: str) -> Outc
     return Outcome(kb / nb, ka / na, ka / na - kb / nb, proportion_test(kb, nb, ka, na))
 
 
-def _decided(finding: Finding, tests: list[_Tested], family: int, control: ControlRun, settings: Settings) -> Finding:
+def _decided(finding: Finding, tests: list[_Tested], family: int, control: ControlRun, settings: SignificanceSettings) -> Finding:
     rows = []
     for t in tests:
         worse_by = t.diff * -t.better

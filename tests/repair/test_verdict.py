@@ -7,8 +7,9 @@ import math
 import pytest
 
 from diagnose.report import RepairTest
-from diagnose.repair.measures import METRICS, Side
-from diagnose.repair.significance import Settings, bonferroni, bootstrap_p_value, compare
+from diagnose.sampling.paired_measures import METRICS, Side
+from diagnose.sampling.paired_tests import SignificanceSettings, compare
+from diagnose.stats import bonferroni, bootstrap_p_value
 from diagnose.repair.verdict import outcome, verdict
 from diagnose.sampling.metrics import semantic_entropy
 
@@ -32,7 +33,7 @@ def test_fisher_on_the_center_split_by_hand():
     # P(k) = C(8,k) C(8,4-k) / C(16,4) for k off-center before; k=4 and k=0 each 70/1820.
     before = _run(["c1"] * 4 + ["c2"] * 4)
     after = _run(["c1"] * 8)
-    result = compare(METRICS["center_split"], [(before, after)], Settings())
+    result = compare(METRICS["center_split"], [(before, after)], SignificanceSettings())
     assert (result.before, result.after, result.diff) == (0.5, 0.0, -0.5)
     assert result.p == pytest.approx(2 * 70 / 1820)
 
@@ -41,7 +42,7 @@ def test_pooled_over_temperatures_and_bonferroni():
     # Two temperatures pooled: 8/16 off-center before, 0/16 after.
     # P(k) = C(16,k) C(16,8-k) / C(32,8); the extremes k=8 and k=0 each 12870/10518300.
     pairs = [(_run(["c1"] * 4 + ["c2"] * 4), _run(["c1"] * 8))] * 2
-    result = compare(METRICS["center_split"], pairs, Settings())
+    result = compare(METRICS["center_split"], pairs, SignificanceSettings())
     assert result.p == pytest.approx(2 * 12870 / 10518300)
     assert bonferroni(result.p, 4) == pytest.approx(4 * result.p)
     assert bonferroni(0.3, 4) == 1.0
@@ -59,12 +60,12 @@ def test_bootstrap_p_values_by_hand():
     # difference is < 0 in about 98% of rounds.
     before = _run(["c1"] * 4, clusters=[0, 1, 2, 3])
     after = _run(["c1"] * 4)
-    result = compare(METRICS["semantic_entropy"], [(before, after)], Settings(resamples=1000))
+    result = compare(METRICS["semantic_entropy"], [(before, after)], SignificanceSettings(resamples=1000))
     assert result.before == pytest.approx(math.log(4)) and result.after == 0.0
     # p = P(diff >= 0) x 2 = 2 x 4/256 = 0.03125 (the bootstrap estimates it).
     assert result.p == pytest.approx(2 * 4 / 256, abs=0.02)
     # A constant shift: every round differs by -1, so the interval always excludes 0.
-    diff, p = bootstrap_p_value(lambda v: float(v.mean()), [([1.0] * 4, [0.0] * 4)], Settings(resamples=500))
+    diff, p = bootstrap_p_value(lambda v: float(v.mean()), [([1.0] * 4, [0.0] * 4)], resamples=500)
     assert (diff, p) == (-1.0, 1 / 500)
 
 
@@ -72,10 +73,10 @@ def test_bootstrap_p_is_about_one_when_half_the_rounds_see_no_difference():
     # Before [0, 1] clusters, after one cluster: a round draws the same before-index twice
     # with probability 1/2 (entropy 0, difference 0), else the difference is -ln 2. The
     # two-sided p is 2 x P(difference >= 0) = 1, up to the resampling noise of 1000 rounds.
-    diff, p = bootstrap_p_value(semantic_entropy, [([0, 1], [0, 0])], Settings())
+    diff, p = bootstrap_p_value(semantic_entropy, [([0, 1], [0, 0])])
     assert diff == pytest.approx(-math.log(2)) and p == pytest.approx(1.0, abs=0.1)
     # No difference at all: no interval excludes 0.
-    assert bootstrap_p_value(semantic_entropy, [([0, 1], [0, 1]), ([0, 0], [1, 1])], Settings())[1] == 1.0
+    assert bootstrap_p_value(semantic_entropy, [([0, 1], [0, 1]), ([0, 0], [1, 1])])[1] == 1.0
 
 
 @pytest.mark.parametrize(("diff", "p_adjusted", "expected"), [

@@ -1,17 +1,16 @@
-"""Noise-aware statistics for the regression gate, as pure functions.
+"""Bootstrap intervals and p-values for the change of a per-run statistic (semantic entropy,
+first-token divergence, as defined once in :mod:`diagnose.sampling.metrics`), from the
+per-sample values of each run: outputs are random, so runs are compared as distributions,
+never single outputs.
 
-Outputs are random, so the gate compares the *distributions* of two runs, never
-single outputs. Two tools:
+Randomness comes only from a ``numpy.random.Generator`` seeded by the caller's ``seed``:
+the same inputs and seed give the same interval.
 
-* :func:`bootstrap_diff_ci`: a percentile bootstrap confidence interval for the
-  change of a per-run statistic (semantic entropy, first-token divergence, as
-  defined once in :mod:`diagnose.sampling.metrics`), from the per-sample values
-  of each run;
-* :func:`proportion_test`: a two-sided Fisher exact test for a change of a rate
-  (compliance, truncation) between two runs of ``n`` samples.
-
-Randomness comes only from a ``numpy.random.Generator`` seeded by the caller's
-``seed``: the same inputs and seed give the same interval.
+:func:`bootstrap_p_value` inverts :func:`stratified_bootstrap_diff_ci`. The interval at
+confidence ``1 - a`` excludes 0 exactly when the bootstrap's two-sided p-value is below
+``a``, and with one seed every call draws the same resamples, so the intervals nest. The
+p-value is the smallest ``a`` whose interval excludes 0, found by bisection on a log scale
+between ``1/resamples`` (the bootstrap's resolution, reported as that bound) and 1.
 """
 
 from __future__ import annotations
@@ -21,9 +20,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.stats import fisher_exact
 
-__all__ = ["bootstrap_diff_ci", "proportion_test", "stratified_bootstrap_diff_ci"]
+__all__ = ["bootstrap_diff_ci", "bootstrap_p_value", "stratified_bootstrap_diff_ci"]
+
+BISECTION_STEPS = 10
+"""Halvings of the log-interval between 1/resamples and 1 (about 3% relative precision)."""
 
 Statistic = Callable[[np.ndarray], float]
 """A run-level statistic of a 1-D array of per-sample values (length n >= 1)."""
@@ -99,21 +100,27 @@ def stratified_bootstrap_diff_ci(
     return float(diff), float(low), float(high)
 
 
-def proportion_test(baseline_k: int, baseline_n: int, current_k: int, current_n: int) -> float:
-    """Two-sided Fisher exact test p-value for ``baseline_k/baseline_n`` vs ``current_k/current_n``.
+def bootstrap_p_value(statistic: Statistic, strata: Sequence[tuple[Sequence[float], Sequence[float]]],
+                      resamples: int = 1000, seed: int = 0) -> tuple[float, float]:
+    """``(diff, p)``: the observed mean difference and the smallest ``a`` at which the
+    stratified bootstrap's ``1 - a`` interval excludes 0 (see the module docstring)."""
 
-    Inputs: ``k`` samples out of ``n`` had the property (compliant, truncated) in
-    each run; ``n >= 1`` and ``0 <= k <= n``. The 2x2 table is
-    ``[[baseline_k, baseline_n - baseline_k], [current_k, current_n - current_k]]``;
-    the p-value sums the hypergeometric probabilities of all tables with the same
-    margins that are no more likely than the observed one. 1.0 when the rates match.
-    """
-    for name, k, n in (("baseline", baseline_k, baseline_n), ("current", current_k, current_n)):
-        if n < 1:
-            raise ValueError(f"{name}_n must be >= 1, got {n}")
-        if not 0 <= k <= n:
-            raise ValueError(f"{name}_k must be in [0, {name}_n={n}], got {k}")
-    table = [[baseline_k, baseline_n - baseline_k], [current_k, current_n - current_k]]
-    result = fisher_exact(table, alternative="two-sided")
-    p_value = float(result.pvalue)
-    return 1.0 if math.isnan(p_value) else min(1.0, p_value)
+    def excludes(a: float) -> tuple[float, bool]:
+        diff, low, high = stratified_bootstrap_diff_ci(statistic, strata, resamples=resamples,
+                                                       confidence=1.0 - a, seed=seed)
+        return diff, low > 0 or high < 0
+
+    floor = 1.0 / resamples
+    diff, at_floor = excludes(floor)
+    if at_floor:
+        return diff, floor
+    if not excludes(1.0 - 1e-9)[1]:  # not even the median is off 0
+        return diff, 1.0
+    low, high = math.log(floor), 0.0
+    for _ in range(BISECTION_STEPS):
+        middle = (low + high) / 2
+        if excludes(math.exp(middle))[1]:
+            high = middle
+        else:
+            low = middle
+    return diff, min(1.0, math.exp(high))

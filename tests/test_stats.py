@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from diagnose.nightly.stats import bootstrap_diff_ci, proportion_test
+from diagnose.stats import bootstrap_diff_ci, proportion_test
 from diagnose.sampling.metrics import first_token_divergence, semantic_entropy
 
 

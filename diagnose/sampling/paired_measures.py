@@ -1,7 +1,7 @@
 """The metrics a repair is judged by, and each one's per-sample values.
 
 Every metric is one of the run-level statistics the nightly gate tests, read the
-same way (:mod:`diagnose.nightly.per_sample`, :mod:`diagnose.sampling.metrics`):
+same way (:mod:`diagnose.sampling.per_sample`, :mod:`diagnose.sampling.metrics`):
 
 * spread metrics, tested with the stratified bootstrap (one stratum per
   temperature): ``semantic_entropy`` (per-sample meaning clusters),
@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from diagnose.nightly.per_sample import sample_clusters, sample_count, sample_first_tokens
+from diagnose.sampling.per_sample import sample_clusters, sample_count, sample_first_tokens
 from diagnose.sampling import metrics
 from diagnose.decode.engine import Trace
 
