@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from diagnose.errors import SettingError
 from diagnose.inputs.settings import InputSettings
+from diagnose.nightly.settings import GateSettings
 from diagnose.sampling.settings import SamplingSettings
 from diagnose.triage.thresholds import TriageThresholds
 
@@ -67,6 +68,7 @@ class Settings:
     inputs: InputSettings = field(default_factory=InputSettings)
     sampling: SamplingSettings = field(default_factory=SamplingSettings)
     triage: TriageThresholds = field(default_factory=TriageThresholds)
+    gate: GateSettings = field(default_factory=GateSettings)
     database: DatabaseSettings = field(default_factory=DatabaseSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
 

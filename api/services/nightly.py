@@ -31,7 +31,6 @@ from api.services.nightly_gate import finalize, stored_result
 from api.settings import Limits, ServiceSettings
 from diagnose.case import case_from_dict
 from diagnose.errors import CaseError
-from diagnose.nightly.compare import GateSettings
 from diagnose.nightly.junit import render_junit
 from diagnose.nightly.markdown import render_markdown
 from diagnose.nightly.runner import seed_offset_for
@@ -43,14 +42,14 @@ MAX_SEED_OFFSET = 2**31 - 2**16
 
 
 class NightlyService:
-    def __init__(self, db: Database, queue, gate: GateSettings | None = None,
-                 settings: ServiceSettings | None = None, admission: Admission | None = None) -> None:
+    def __init__(self, db: Database, queue, settings: ServiceSettings | None = None,
+                 admission: Admission | None = None) -> None:
         self.db = db
         self.queue = queue
-        self.gate = gate
         # The API passes its own settings and admission (one capacity for runs and diagnoses);
         # a worker's scheduled run reads the same RAG_DIAGNOSE_* variables.
         self.settings = settings or ServiceSettings.from_env()
+        self.gate = self.settings.engine.gate
         self.admission = admission or Admission(self.settings.queue)
 
     def start_run(self, tags: Sequence[str] = (), baseline_id: str | None = None, fail_on: FailOn = "fail",

@@ -19,7 +19,8 @@ from api.db.models import PENDING, NightlyItem, NightlyRun, iso_utc
 from api.db.nightly import close_run, run_items, run_of, run_progress, run_with_items
 from api.db.session import Database
 from diagnose.nightly import CaseRecord, NightlyResult, RunRecord, compare_runs
-from diagnose.nightly.compare import CaseComparison, Change, GateSettings
+from diagnose.nightly.compare import CaseComparison, Change
+from diagnose.nightly.settings import GateSettings
 
 log = logging.getLogger("rag_diagnose.nightly")
 

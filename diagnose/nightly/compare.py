@@ -24,9 +24,10 @@ from diagnose.sampling.per_sample import sample_first_tokens as _first_tokens
 from diagnose.stats import proportion_test, stratified_bootstrap_diff_ci
 from diagnose.sampling.metrics import first_token_divergence, semantic_entropy
 from diagnose.environment import fingerprint_diff
+from diagnose.nightly.settings import GateSettings
 from diagnose.report import SEVERITY_RANK
 
-__all__ = ["VERDICT_KIND", "CaseComparison", "Change", "GateSettings", "compare_reports", "environment_diff",
+__all__ = ["VERDICT_KIND", "CaseComparison", "Change", "compare_reports", "environment_diff",
            "verdict_change"]
 
 Severity = Literal["info", "warn", "fail"]
@@ -80,26 +81,6 @@ class CaseComparison:
     def to_dict(self) -> dict[str, Any]:
         return {"case_id": self.case_id, "status": self.status,
                 "changes": [asdict(c) for c in self.changes]}
-
-
-@dataclass(frozen=True)
-class GateSettings:
-    confidence: float = 0.95
-    """Confidence level of the bootstrap intervals."""
-    resamples: int = 2000
-    """Bootstrap rounds per interval."""
-    min_entropy_change: float = 0.3
-    """Smallest semantic-entropy increase (nats) that counts, even when significant."""
-    min_divergence_change: float = 0.2
-    """Smallest first-token-divergence increase that counts, even when significant."""
-    alpha: float = 0.05
-    """Significance level of the Fisher exact tests."""
-    min_rate_change: float = 0.2
-    """Smallest compliance/truncation rate change (absolute) that counts."""
-    center_shift_min_share: float = 0.2
-    """A new leading center must hold at least this share of samples to count."""
-    seed: int = 0
-    """Seed of the bootstrap's random generator."""
 
 
 def compare_reports(

@@ -19,7 +19,8 @@ from diagnose.nightly.runner import (
 )
 
 if TYPE_CHECKING:
-    from diagnose.nightly.compare import CaseComparison, Change, GateSettings
+    from diagnose.nightly.compare import CaseComparison, Change
+    from diagnose.nightly.settings import GateSettings
 
 FailOn = Literal["warn", "fail", "never"]
 #: Exit status when the gate trips (``--fail-on``); 0 otherwise.
@@ -98,7 +99,8 @@ def compare_runs(baseline: RunRecord | None, current: RunRecord,
     (a ``verdict`` change of the verdict's severity), so a failing prompt fails
     whether or not it regressed, and a new case is judged by its verdict.
     """
-    from diagnose.nightly.compare import CaseComparison, GateSettings, compare_reports, verdict_change
+    from diagnose.nightly.compare import CaseComparison, compare_reports, verdict_change
+    from diagnose.nightly.settings import GateSettings
 
     settings = settings or GateSettings()
     comparisons: list[CaseComparison] = []

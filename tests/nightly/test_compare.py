@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from diagnose.nightly.compare import TESTS_PER_CASE, CaseComparison, GateSettings, compare_reports, environment_diff
+from diagnose.nightly.compare import TESTS_PER_CASE, CaseComparison, compare_reports, environment_diff
+from diagnose.nightly.settings import GateSettings
 from diagnose.report import (
     Conflict,
     Finding,
