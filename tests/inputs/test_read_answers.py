@@ -30,3 +30,13 @@ def test_yes_no_margins_add_to_the_static_vote():
     found = read_answers(readings, static, [[], []], None, True, S)
     assert [a.key for a in found] == [YES, NO]
     assert abs(found[1].strength - abs(0.2 + (-3.0 - S.read_margin_bias) / S.read_margin_scale)) < 1e-9
+
+
+def test_a_read_value_the_document_states_in_other_words_is_kept(hash_embedder):
+    """The model reads "2 years" where the document writes a hyphenated number word; "3 years"
+    is a value the document does not state (a small model invents numbers), so it is dropped."""
+    texts = ["Every unit ships with a two-year warranty on parts.", "Parts are covered for one year."]
+    readings = [DocumentReading("2 years", None, 4), DocumentReading("3 years", None, 4)]
+    found = read_answers(readings, [None, None], [[], []], hash_embedder, False, S, texts=texts)
+    assert found[0] is not None and found[0].value is not None and found[0].value.span == "2 years"
+    assert found[1] is None
