@@ -3,13 +3,13 @@ a repair writes into the prompt (the disagreement instruction).
 
 Generic facts only: kana means Japanese, Han characters without kana Chinese, and a
 Latin-script question is French or English by the share of each language's function
-words (:func:`diagnose.text._numbers.guess_language`, the same guess the value reader
+words (:func:`diagnose.text.language.guess_language`, the same guess the value reader
 uses). Any other language gets the English sentence.
 """
 
 from __future__ import annotations
 
-from diagnose.text._numbers import guess_language
+from diagnose.text.language import guess_language
 from diagnose.text.sentences import HAN, KANA
 
 DISAGREEMENT_INSTRUCTION: dict[str, str] = {

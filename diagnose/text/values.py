@@ -39,18 +39,10 @@ import regex
 from packaging.utils import canonicalize_version
 from packaging.version import InvalidVersion, Version
 
-from diagnose.text._numbers import (
-    CURRENCY_AT,
-    LATIN,
-    LITERAL,
-    Mapped,
-    Measure,
-    chinese_numerals,
-    format_number,
-    prepare,
-    read_measure,
-    yen_code,
-)
+from diagnose.text.literals import LITERAL, format_number
+from diagnose.text.mapping import Mapped
+from diagnose.text.measures import CURRENCY_AT, LATIN, Measure, read_measure, yen_code
+from diagnose.text.numerals import chinese_numerals, prepare
 from diagnose.text._units import resolve_unit
 
 __all__ = ["Value", "comparable", "extract_values", "normalise_text", "same_value"]

@@ -1,0 +1,197 @@
+"""A number and what qualifies it: a literal with its currency, scale ("2.7 million", "3万"),
+percent sign, unit (resolved by :mod:`._units`) or money rate ("per year")."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+from diagnose.text._units import ALIASES, CODES, SYMBOLS, WORDS, Unit, resolve_unit
+from diagnose.text.sentences import HAN, KANA
+
+from diagnose.text.literals import parse_literal
+
+
+# --- a number and what qualifies it: currency, scale, percent, unit, rate -----------------------
+
+_RESTATED = re.compile(r"\s?[(（]\s?(?P<n>\d+(?:[.,]\d+)?)\s?[)）]")
+_SCALE = re.compile(
+    r"\s?(?P<w>(?i:thousand|millions?|billions?|trillions?|milliards?|mn|bn|mio|mrd|tn))(?![A-Za-z])"
+    r"|(?P<g>[kKMB])(?![A-Za-z0-9])|\s?(?P<c>万亿|千万|百万|十万|万|萬|亿|億|千|兆)"
+)
+_SCALES = {"thousand": 1e3, "million": 1e6, "millions": 1e6, "billion": 1e9, "billions": 1e9,
+           "trillion": 1e12, "trillions": 1e12, "milliard": 1e9, "milliards": 1e9, "mn": 1e6,
+           "bn": 1e9, "mio": 1e6, "mrd": 1e9, "tn": 1e12, "k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9,
+           "万亿": 1e12, "千万": 1e7, "百万": 1e6, "十万": 1e5, "万": 1e4, "萬": 1e4, "亿": 1e8,
+           "億": 1e8, "千": 1e3, "兆": 1e12}
+_PERCENT = re.compile(
+    r"\s?(?:%|‰|(?i:percent|per\s?cent|pour\s?cent|por\s?ciento|por\s?cento|prozent)(?![A-Za-z])|パーセント)"
+)
+
+
+def _alternation(words) -> str:
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+
+
+_SYMBOL_ALT = _alternation(SYMBOLS)
+_CUR_BEFORE = re.compile(rf"(?:(?P<sym>{_SYMBOL_ALT})|(?<![A-Za-z])(?P<code>[A-Z]{{3}}))\s?$")
+CURRENCY_AT = re.compile(rf"(?:{_SYMBOL_ALT}|[A-Z]{{3}})\s?")
+_CUR_AFTER = re.compile(
+    rf"\s?(?:(?P<code>[A-Z]{{3}})(?![A-Za-z])|(?P<sym>{_SYMBOL_ALT})"
+    rf"|(?P<word>(?i:{_alternation(w for w in WORDS if w.isascii())})(?![A-Za-z])|{_alternation(w for w in WORDS if not w.isascii())}))"
+)
+_CJK_UNITS = re.compile(r"\s?(" + _alternation(w for w in ALIASES if not w.isascii() and not w.startswith("°")) + ")")
+_UNIT_TOKEN = re.compile(
+    r"\s?(?P<u>(?:°\s?[CF](?![A-Za-z])|[A-Za-zµμΩ][A-Za-zµμΩ]*[23²³]?)"
+    r"(?P<den>\s?/\s?[A-Za-zµμΩ]+[23²³]?|\s+per\s+[A-Za-z]+)?)"
+)
+_ACDC = re.compile(r"\s?(?:AC|DC|ac|dc)(?![A-Za-z])")
+_PER = re.compile(r"\s?(?:/\s?|(?i:per|a|an|each|par|pro|por)\s+|每)(?P<w>[A-Za-z]+|[年月天日周时])")
+_CJK_PER = re.compile(r"\s?/\s?(小时|小時|時間|分钟|分鐘|秒|天|日|周|週|年|月|个月)")
+_PER_CJK = {"年": "year", "月": "month", "天": "day", "日": "day", "周": "week", "时": "hour"}
+_ORDINAL = re.compile(r"(?:st|nd|rd|th|er|ère|eme|ème|e|º|ª)(?![A-Za-z])")
+_DECADE = re.compile(r"'?s(?![A-Za-z])")
+LATIN = re.compile(r"[A-Za-zÀ-ɏ]")
+_SECONDS_PER_YEAR = 31557600.0
+
+
+@dataclass
+class Measure:
+    """A number as read by :func:`read_measure`; values.py turns it into a value or a range end."""
+
+    start: int
+    end: int
+    value: float
+    digits: str  # the literal as written
+    plain: bool  # no sign, separator, decimal or scale
+    currency: str = ""
+    unit: Unit | None = None
+    percent: bool = False
+    rate: str = ""  # money per: "year", "user"
+    rate_factor: float = 1.0
+    word: str = ""  # "ordinal" ("5th"), "decade" ("1990s"): glued suffixes that make it no quantity
+
+    @property
+    def bare(self) -> bool:
+        return not (self.currency or self.unit or self.percent)
+
+
+def _currency_code(found: re.Match, yen: str) -> str:
+    if found.group("code"):
+        code = found.group("code")
+        return "CNY" if code == "RMB" else code if code in CODES else ""
+    if found.groupdict().get("word"):
+        return WORDS.get(found.group("word").lower(), WORDS.get(found.group("word"), ""))
+    sym = SYMBOLS[found.group("sym")]
+    return yen if sym == "¥" else sym
+
+
+#: Unit aliases of several words, longest first (a single token would stop at "degrees").
+_MULTIWORD_FORMS = {k.lower(): k for k in ALIASES if " " in k}
+_MULTIWORD_UNIT = re.compile(
+    r"\s*(" + "|".join(re.escape(k) for k in sorted(_MULTIWORD_FORMS, key=len, reverse=True)) + r")(?![\w])",
+    re.IGNORECASE,
+)
+
+
+def read_measure(m: str, lit: re.Match, yen: str) -> Measure | None:
+    """The number matched by :data:`LITERAL` at ``lit`` in ``m``, with what qualifies it
+    (currency before or after, scale, percent, unit, money rate); ``yen`` is what "¥" means."""
+    s = lit.start()
+    if s >= 2 and m[s - 1] == "-" and LATIN.match(m[s - 2]):
+        return None  # "COVID-19", "ISO-8601"
+    digits = lit.group("num")
+    value = parse_literal(digits)
+    if value is None:
+        return None
+    sign = lit.group("sign")
+    value = -value if sign else value
+    meas = Measure(s, lit.end(), value, digits, plain=not sign and digits.isdigit())
+    restated = _RESTATED.match(m, meas.end)
+    if restated and parse_literal(restated["n"]) == abs(value):
+        meas.end = restated.end()  # "sixty (60) minutes"
+    before = _CUR_BEFORE.search(m, max(0, s - 8), s)
+    if before and (code := _currency_code(before, yen)):
+        meas.currency, meas.start = code, before.start()
+    scale = _SCALE.match(m, meas.end)
+    if scale:
+        word = scale["w"] or scale["g"] or scale["c"]
+        after = _CUR_AFTER.match(m, scale.end())
+        if word != "B" or meas.currency or (after and _currency_code(after, yen)):
+            meas.value *= _SCALES.get(word, _SCALES.get(word.lower(), 1.0))
+            meas.end, meas.plain = scale.end(), False
+    if meas.plain and (glued := _ORDINAL.match(m, meas.end)):
+        meas.word, meas.end = "ordinal", glued.end()
+        return meas
+    if meas.plain and len(digits) == 4 and digits.endswith("0") and (decade := _DECADE.match(m, meas.end)):
+        meas.word, meas.end = "decade", decade.end()
+        return meas
+    if _PERCENT.match(m, meas.end) and not meas.currency:
+        meas.percent, meas.end = True, _PERCENT.match(m, meas.end).end()
+        return meas
+    after = _CUR_AFTER.match(m, meas.end)
+    if after and (code := _currency_code(after, yen)) and (not meas.currency or code == meas.currency):
+        meas.currency, meas.end = code, after.end()
+    if meas.currency:
+        _money_rate(m, meas)
+        return meas
+    cjk = _CJK_UNITS.match(m, meas.end)
+    if cjk and (unit := resolve_unit(cjk.group(1))):
+        meas.unit, meas.end = unit, cjk.end()
+        per = _CJK_PER.match(m, cjk.end())
+        if per and (rate := resolve_unit(f"{cjk.group(1)}/{per.group(1)}")):
+            meas.unit, meas.end = rate, per.end()  # "350公里/小时"
+        return meas
+    multi = _MULTIWORD_UNIT.match(m, meas.end)
+    if multi and (unit := resolve_unit(_MULTIWORD_FORMS[multi.group(1).lower()])):
+        meas.unit, meas.end = unit, multi.end()  # "100 degrees Celsius", "600 requests per minute"
+        return meas
+    token = _UNIT_TOKEN.match(m, meas.end) or _hyphenated_unit(m, meas.end)
+    if token:
+        unit, end = resolve_unit(token["u"]), token.end()
+        if unit is None and token["den"]:
+            unit, end = resolve_unit(token["u"][: token.start("den") - token.start("u")]), token.start("den")
+        if unit is not None:
+            meas.unit, meas.end = unit, end
+            if unit.label == "volt" and (acdc := _ACDC.match(m, end)):
+                meas.end = acdc.end()
+    return meas
+
+
+#: A compound adjective's measure word: "16-week", "two-year", "30-day" (lowercase, 3+ letters,
+#: so "10-K" or "3-D" stay plain numbers).
+_HYPHEN_WORD = re.compile(r"-(?=[a-z]{3,}(?![A-Za-z0-9-]))")
+
+
+def _hyphenated_unit(m: str, end: int) -> re.Match | None:
+    """The unit token after a hyphen glued to the number, as :data:`_UNIT_TOKEN` would match it."""
+    hyphen = _HYPHEN_WORD.match(m, end)
+    return _UNIT_TOKEN.match(m, hyphen.end()) if hyphen else None
+
+
+def _money_rate(m: str, meas: Measure) -> None:
+    per = _PER.match(m, meas.end)
+    if not per:
+        return
+    word = per["w"]
+    unit = resolve_unit(_PER_CJK.get(word, word))
+    if unit is not None and unit.dimension == "[time]":
+        meas.rate, meas.rate_factor = "year", _SECONDS_PER_YEAR / unit.factor
+    elif (per.group().strip()[:1] in "/p") and word.isascii() and len(word) > 1:
+        word = word.lower()
+        meas.rate = word[:-1] if len(word) > 3 and word.endswith("s") else word
+    else:
+        return
+    meas.end = per.end()
+
+
+
+
+def yen_code(text: str) -> str:
+    """What "¥" means here: yen, unless the text reads as Chinese."""
+    if KANA.search(text) or re.search(r"円|日元|(?i:yen|JPY)", text):
+        return "JPY"
+    if HAN.search(text) or re.search(r"元|人民币|(?i:yuan|RMB|CNY)", text):
+        return "CNY"
+    return "JPY"

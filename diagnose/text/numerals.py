@@ -1,0 +1,159 @@
+"""Numerals written in words or Chinese characters, read as digits: :func:`prepare` gives the
+text values are read from (NFKC, Chinese numerals by cn2an, spelled-out numbers by text2num),
+each step a :class:`~diagnose.text.mapping.Mapped` rewrite."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from functools import lru_cache
+
+import cn2an
+from text_to_num import find_numbers
+
+from diagnose.text._units import ALIASES, WORDS
+
+from diagnose.text.language import LANGUAGE_WORDS, guess_language
+from diagnose.text.literals import format_number
+from diagnose.text.mapping import Mapped, nfkc
+
+
+# --- Chinese numerals -----------------------------------------------------------
+
+_CN_DIGITS = "零〇一二两兩三四五六七八九壹贰貳叁參肆伍陆陸柒捌玖"
+_CN_ALL = _CN_DIGITS + "十拾百佰千仟万萬亿億"
+_CN_RUN = re.compile(f"(百分之)?([{_CN_ALL}]+(?:点[{_CN_DIGITS}]+)?)")
+_HAS_DIGIT = re.compile(f"[{_CN_DIGITS}十拾]")
+#: What may follow a lone numeral character for it to be a number: unit and
+#: currency words and common classifiers ("一些", "统一", "十分重要" stay words).
+_CN_FOLLOWERS = tuple(
+    sorted(
+        {w for w in ALIASES if not w.isascii() and w != "分"}
+        | {w for w in WORDS if not w.isascii()}
+        | set("个個位名人次件台项條条种種岁歲号號本枚回倍层層度月")
+        | {"点半", "点钟", "點鐘"},
+        key=len,
+        reverse=True,
+    )
+)
+
+
+@lru_cache(maxsize=4096)
+def _cn_value(run: str) -> str | None:
+    if len(run) > 24:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return format_number(float(cn2an.cn2an(run, "normal")))
+        except Exception:  # cn2an raises ValueError and others on non-numbers ("万一")
+            return None
+
+
+def chinese_numerals(mapped: Mapped) -> Mapped:
+    """Chinese numeral runs → Arabic digits, by cn2an; 百分之X → X%.
+
+    A lone numeral character is converted only before a unit, currency word or
+    classifier, or after 第, so words such as 一些 or 统一 are left alone."""
+    text = mapped.text
+    if not _HAS_DIGIT.search(text):
+        return mapped
+    edits = []
+    for m in _CN_RUN.finditer(text):
+        percent, run = m.group(1), m.group(2)
+        if not _HAS_DIGIT.search(run):
+            continue
+        if len(run) == 1 and not percent:
+            after = text[m.end() : m.end() + 4]
+            before = text[m.start() - 1 : m.start()]
+            if before != "第" and not after.startswith(_CN_FOLLOWERS):
+                continue
+        value = _cn_value(run)
+        if value is None:
+            continue
+        edits.append((m.start(), m.end(), value + "%" if percent else value))
+    return mapped.rewrite(edits)
+
+
+# --- spelled-out numbers (text2num) -------------------------------------------------
+
+_TOKEN = re.compile(r"[^\W\d_]+|\d+(?:[.,]\d+)*|[^\w\s]")
+_SCALE_VALUES = {1e3, 1e6, 1e9, 1e12}
+_UNIT_WORDS = frozenset({"second", "seconde", "segundo", "secondo", "sekunde"})
+_MONTH_WORDS = frozenset({"sept", "dez"})  # number words that are also month abbreviations
+#: Number words of one language that are everyday words of another ("due" to, an "elf"):
+#: never read as numbers when the language was only guessed from the number words.
+_FALSE_FRIENDS = frozenset({"due", "elf", "sei", "tree", "nove", "otto", "tien"})
+
+
+def _covered(found) -> int:
+    return sum(o.end - o.start for o in found)
+
+
+class _Token:
+    __slots__ = ("t", "start", "end")
+
+    def __init__(self, t: str, start: int, end: int):
+        self.t, self.start, self.end = t, start, end
+
+    def text(self) -> str:
+        return self.t
+
+    def nt_separated(self, previous: _Token) -> bool:
+        return False
+
+    def not_a_number_part(self) -> bool:
+        return False
+
+
+def spelled_numbers(mapped: Mapped) -> tuple[Mapped, frozenset[int]]:
+    """Spelled-out numbers → digits ("sixty" → 60, "quatorze" → 14), by text2num.
+
+    Returns the rewrite and the positions (in it) of numbers that came from a
+    lone "one"/"un"/"une": those count only when a unit follows ("one hour")."""
+    text = mapped.text
+    lang = guess_language(text)
+    if lang is None:
+        return mapped, frozenset()
+    tokens = [_Token(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    try:
+        found = find_numbers(tokens, lang, 0) if lang else []
+        if not found:  # the language whose number words cover most of the text, English first on ties
+            found = max((find_numbers(tokens, other, 0) for other in LANGUAGE_WORDS if other != lang), key=_covered)
+            found = [o for o in found if not (o.end - o.start == 1 and tokens[o.start].t.lower() in _FALSE_FRIENDS)]
+    except Exception:  # text2num is a native extension: never let it break extraction
+        return mapped, frozenset()
+    edits: list[tuple[int, int, str, bool]] = []
+    for occ in found:
+        if occ.is_ordinal or not re.fullmatch(r"\d+(?:\.\d+)?", occ.text):
+            continue
+        first, last = tokens[occ.start], tokens[occ.end - 1]
+        single = occ.end - occ.start == 1
+        if single and first.t.lower() in _UNIT_WORDS:
+            continue  # "per second"
+        if single and first.t.lower() in _MONTH_WORDS and re.match(r"\.?\s*\d", text[first.end : first.end + 3]):
+            continue  # "Sept. 3": the month, not French "seven"
+        if single and occ.value in _SCALE_VALUES and occ.start > 0:
+            prev = tokens[occ.start - 1]
+            if prev.t[0].isdigit():
+                continue  # "2.7 million": the scanner applies the scale
+            if edits and edits[-1][1] == prev.end and "." in edits[-1][2]:
+                # "four point eight two billion": text2num yields 4.82 and 1000000000
+                i, _, digits, _ = edits[-1]
+                edits[-1] = (i, last.end, format_number(float(digits) * occ.value), False)
+                continue
+        edits.append((first.start, last.end, occ.text, single and occ.value == 1))
+    if not edits:
+        return mapped, frozenset()
+    weak, shift = set(), 0
+    for i, j, new, is_weak in edits:
+        if is_weak:
+            weak.add(i + shift)
+        shift += len(new) - (j - i)
+    return mapped.rewrite([(i, j, new) for i, j, new, _ in edits]), frozenset(weak)
+
+
+def prepare(text: str) -> tuple[Mapped, frozenset[int]]:
+    """The text values are read from: NFKC, then Chinese and spelled-out numerals as digits."""
+    mapped = chinese_numerals(nfkc(text))
+    return spelled_numbers(mapped)
