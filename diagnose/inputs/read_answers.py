@@ -24,7 +24,8 @@ import numpy as np
 from diagnose.inputs.answers import NO, READ_PREFIX, YES, DocAnswer, value_class
 from diagnose.inputs.claims import Claim
 from diagnose.inputs.settings import InputSettings
-from diagnose.text.values import extract_values, normalise_text, same_value
+from diagnose.text.normalise import normalise_text
+from diagnose.text.values import extract_values, same_value
 
 if TYPE_CHECKING:
     from diagnose.embedding import Embedder

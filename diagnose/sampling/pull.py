@@ -17,7 +17,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from diagnose.sampling.settings import SamplingSettings
-from diagnose.text.values import Value, extract_values, normalise_text, same_value
+from diagnose.text.normalise import normalise_text
+from diagnose.text.values import Value, extract_values, same_value
 
 NONE = "none"
 

@@ -14,7 +14,7 @@ from scipy.sparse.csgraph import connected_components
 
 from diagnose.sampling.sample_answers import SampleAnswer, same_answer
 from diagnose.sampling.settings import SamplingSettings
-from diagnose.text.values import normalise_text
+from diagnose.text.normalise import normalise_text
 
 __all__ = ["answer_clusters", "meaning_clusters", "split_clusters"]
 

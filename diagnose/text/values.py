@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from functools import lru_cache
@@ -42,10 +41,10 @@ from packaging.version import InvalidVersion, Version
 from diagnose.text.literals import LITERAL, format_number
 from diagnose.text.mapping import Mapped
 from diagnose.text.measures import CURRENCY_AT, LATIN, Measure, read_measure, yen_code
-from diagnose.text.numerals import chinese_numerals, prepare
+from diagnose.text.numerals import prepare
 from diagnose.text._units import resolve_unit
 
-__all__ = ["Value", "comparable", "extract_values", "normalise_text", "same_value"]
+__all__ = ["Value", "comparable", "extract_values", "same_value"]
 
 
 @dataclass(frozen=True)
@@ -564,29 +563,3 @@ def comparable(a: Value, b: Value) -> bool:
     if a.kind == "date":
         return {date_precision(a), date_precision(b)} != {"year", "month-day"}
     return a.dimension == b.dimension
-
-
-# --- the text normaliser --------------------------------------------------------------------
-
-_COMBINING = regex.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
-_GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:([, ])\d{3})(?:\1\d{3})*(?![\d]|[.,]\d)")
-_DECIMAL_COMMA = re.compile(r"(?<![\d,.])(\d+),(\d{1,2})(?![\d,])")
-_PUNCT = regex.compile(r"(?!\.)\p{P}|(?<!\d)\.|\.(?!\d)")
-_SPACES = re.compile(r"\s+")
-
-
-def normalise_text(text: str) -> str:
-    """THE text normaliser of the project, for comparing free-text answers.
-
-    NFKC, casefold, accents folded (CJK kept intact), Chinese numerals → Arabic
-    digits, digit group separators dropped ("4,411" → "4411", "1 234" → "1234"), a decimal
-    comma made a point ("49,99" → "49.99"), punctuation → spaces except "." between digits,
-    spaces collapsed."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    if not text.isascii():
-        text = unicodedata.normalize("NFC", _COMBINING.sub("", unicodedata.normalize("NFKD", text)))
-        text = chinese_numerals(Mapped(text)).text
-    text = _GROUPED.sub(lambda m: re.sub(r"[, ]", "", m.group()), text)
-    text = _DECIMAL_COMMA.sub(r"\1.\2", text)  # "49,99" → "49.99", as extract_values reads it
-    text = _PUNCT.sub(" ", text)
-    return _SPACES.sub(" ", text).strip()
