@@ -25,6 +25,9 @@ pytestmark = pytest.mark.models
 ROOT = Path(__file__).resolve().parents[2]
 # Long enough that the kill lands mid-sampling, short enough for CI.
 SAMPLING = {"seeds": 6, "temperatures": [0.7, 1.1], "max_new_tokens": 48}
+FINISH_S = 600
+"""How long a whole run of such a case may take: about a minute on 2 idle cores (the read tier,
+the sampling, the determinism check and the control), several when the cores are shared."""
 
 
 def _env(database_url: str, **extra: str) -> dict[str, str]:
@@ -105,7 +108,7 @@ def test_killed_postgres_worker_job_runs_again_exactly_once(pg_service, postgres
         _kill(first)
         assert service.get(diagnosis_id)["status"] == "running"  # the dead worker's claim is still there
         second = _diagnose("worker", "--name", "second", env=_env(postgres_url), log=log)
-        done = _wait(lambda: (d := service.get(diagnosis_id))["status"] in ("done", "failed") and d, 240,
+        done = _wait(lambda: (d := service.get(diagnosis_id))["status"] in ("done", "failed") and d, FINISH_S,
                      "the second worker to finish")
         assert done["status"] == "done", (done.get("error"), log.read_text()[-3000:])
         assert done["attempts"] == 2
@@ -140,7 +143,7 @@ def test_killed_embedded_service_resumes_the_job_after_restart(tmp_path):
         _wait(lambda: _sampling_started(get), 240, "the embedded worker to sample")
         _kill(serve)
         serve = start()
-        done = _wait(lambda: (d := get())["status"] in ("done", "failed") and d, 240, "the resumed job to finish")
+        done = _wait(lambda: (d := get())["status"] in ("done", "failed") and d, FINISH_S, "the resumed job to finish")
         assert done["status"] == "done", (done.get("error"), log.read_text()[-3000:])
         assert done["attempts"] == 2
         listed = httpx.get(f"{base}/v1/diagnoses").json()
@@ -175,7 +178,7 @@ def test_database_restart_during_a_run_needs_no_manual_step(private_postgres, tm
         time.sleep(3)  # down for a few seconds, so the worker's progress saves certainly meet a dead database
         private_postgres.start()
         finished = lambda d: (v := service.get(d))["status"] in ("done", "failed") and v  # noqa: E731
-        done = _wait(lambda: finished(first), 240, "the diagnosis that ran through the restart", every=1)
+        done = _wait(lambda: finished(first), FINISH_S, "the diagnosis that ran through the restart", every=1)
         assert done["status"] == "done", (done.get("error"), log.read_text()[-3000:])
         # The service and the worker both carry on without being restarted.
         second = service.submit(small_case("after-restart", documents=2, seeds=2, temperatures=[0.7],
