@@ -158,7 +158,10 @@ def _group(emb: np.ndarray, found: list[DocAnswer | None], noise: np.ndarray, co
         emb, keys, noise, cannot, settings.attach_similarity, settings.center_similarity, must_link=same_name
     )
     given = Counter(a.key for i, a in enumerate(found) if a is not None and a.key is not None and not noise[i])
-    lone = [a is None or a.key is None or (named[i] and given[a.key] == 1) for i, a in enumerate(found)]
+    # A name no other document gives is weak (headings and sources are capitalised too); a
+    # reading is what the model answers from that document, so a lone one is a center of its own.
+    lone = [a is None or a.key is None or (a.key.startswith(NAME_PREFIX) and given[a.key] == 1)
+            for i, a in enumerate(found)]
     return ctr.keep_one_lone(assignment, lone, [a.strength if a is not None else 0.0 for a in found])
 
 
