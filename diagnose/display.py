@@ -24,7 +24,5 @@ def fixed(value: Any, digits: int = 3, missing: str = NOT_AVAILABLE) -> str:
 
 
 def p_value(p: float | None) -> str:
-    """``0.0004`` / ``0.031`` / ``0.42``: a p-value to the digits that matter."""
-    if p is None:
-        return NOT_AVAILABLE
-    return f"{p:.4g}" if p < 0.1 else f"{p:.2f}"
+    """A p-value to four significant digits (``0.0004``, ``0.03125``, ``0.4213``)."""
+    return NOT_AVAILABLE if p is None else f"{p:.4g}"
