@@ -86,7 +86,7 @@ def build_queue(settings: ServiceSettings, db: Database, with_worker: bool, regi
     if settings.uses_postgres:
         from api.jobs.postgres import PostgresQueue
 
-        return PostgresQueue(settings.database_url, settings.queue.stalled_after_s)
+        return PostgresQueue(settings.database_url, settings.queue.stalled_after_s, timeouts=settings.database)
     from api.jobs.embedded import EmbeddedQueue
 
     runner = build_runner(settings, db, registry) if with_worker else None

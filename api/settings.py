@@ -142,6 +142,11 @@ class DatabaseTimeouts:
     """Opening a PostgreSQL connection, its start-up exchange included (libpq's minimum is 2)."""
     db_statement_timeout_s: float = 15.0
     """One PostgreSQL statement (``statement_timeout``), lock waits included; 0: none."""
+    db_idle_transaction_timeout_s: float = 30.0
+    """A transaction left open this long between statements is ended by the server
+    (``idle_in_transaction_session_timeout``), releasing its row locks: a worker that froze
+    mid-transaction (stopped, swapped out, hung in native code) must not block the worker
+    that takes its job over. Every transaction here is a few statements long; 0: none."""
     db_pool_timeout_s: float = 3.0
     """Waiting for a free pooled connection when all are in use."""
     db_tcp_timeout_s: int = 5

@@ -137,7 +137,7 @@ def worker(name: str | None) -> None:
     database = Database(settings.database_url, settings.database)
     runner = build_runner(settings, database)
     queue = PostgresQueue(settings.database_url, settings.queue.stalled_after_s, settings.queue.nightly_cron,
-                          max_attempts=settings.queue.max_attempts)
+                          max_attempts=settings.queue.max_attempts, timeouts=settings.database)
     nightly_tags = [t.strip() for t in settings.queue.nightly_tags.split(",") if t.strip()]
     name = name or f"{socket.gethostname()}:{os.getpid()}"
     click.echo(f"worker {name} waiting for diagnoses", err=True)

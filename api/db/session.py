@@ -34,7 +34,8 @@ def make_engine(url: str, timeouts: DatabaseTimeouts | None = None) -> Engine:
     return engine
 
 
-MIGRATION_TIMEOUTS = DatabaseTimeouts(db_statement_timeout_s=0, db_busy_timeout_s=60.0)
+MIGRATION_TIMEOUTS = DatabaseTimeouts(db_statement_timeout_s=0, db_idle_transaction_timeout_s=0,
+                                      db_busy_timeout_s=60.0)
 """Schema changes may wait for another process's migration and rewrite whole tables."""
 
 
@@ -44,9 +45,19 @@ def postgres_connect_args(limits: DatabaseTimeouts) -> dict:
                   "keepalives": 1, "keepalives_idle": limits.db_tcp_timeout_s,
                   "keepalives_interval": 1, "keepalives_count": 3,
                   "tcp_user_timeout": int(limits.db_tcp_timeout_s * 1000)}
-    if limits.db_statement_timeout_s > 0:
-        args["options"] = f"-c statement_timeout={int(limits.db_statement_timeout_s * 1000)}"
+    options = server_options(limits)
+    if options:
+        args["options"] = options
     return args
+
+
+def server_options(limits: DatabaseTimeouts, statements: bool = True) -> str:
+    """libpq's ``options``: the server-side timeouts of :class:`DatabaseTimeouts` (0: none);
+    ``statements=False`` leaves out ``statement_timeout`` (the queue library's own connections)."""
+    settings = {"idle_in_transaction_session_timeout": limits.db_idle_transaction_timeout_s}
+    if statements:
+        settings["statement_timeout"] = limits.db_statement_timeout_s
+    return " ".join(f"-c {name}={int(seconds * 1000)}" for name, seconds in settings.items() if seconds > 0)
 
 
 def _sqlite_pragmas(connection, _record) -> None:

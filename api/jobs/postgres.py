@@ -19,7 +19,9 @@ from typing import Callable
 import croniter
 import procrastinate
 
+from api.db.session import server_options
 from api.jobs.runner import MAX_ATTEMPTS, DatabaseUnavailable, DiagnosisRunner, Interrupted
+from api.settings import DatabaseTimeouts
 
 ORPHANS_EVERY_S = 60.0
 """How often a worker looks for diagnoses stored as queued that have no job."""
@@ -69,10 +71,13 @@ class PostgresQueue:
     kind = "postgresql"
 
     def __init__(self, url: str, stalled_after_s: float = 30.0, nightly_cron: str = "",
-                 max_attempts: int = MAX_ATTEMPTS) -> None:
+                 max_attempts: int = MAX_ATTEMPTS, timeouts: DatabaseTimeouts | None = None) -> None:
         # procrastinate's pools check each connection before use, so a restarted
-        # database costs no failed request.
-        self.app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo(url)))
+        # database costs no failed request. Its statements keep no time limit (LISTEN waits),
+        # but a transaction a frozen worker left open is ended like the service's own.
+        options = server_options(timeouts or DatabaseTimeouts(), statements=False)
+        self.app = procrastinate.App(connector=procrastinate.PsycopgConnector(
+            conninfo=conninfo(url), kwargs={"options": options} if options else {}))
         self.stalled_after_s = stalled_after_s
         self.max_attempts = max_attempts
         self._runner: DiagnosisRunner | None = None

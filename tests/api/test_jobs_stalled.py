@@ -19,11 +19,15 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from sqlalchemy.exc import DBAPIError
 
 from api.db.migrate import upgrade
 from api.db.session import Database
+from api.db.store import claim
 from api.jobs.postgres import WATCHDOG_EXIT_CODE, PostgresQueue
+from api.jobs.runner import DiagnosisRunner
 from api.services.diagnoses import DiagnosisService
+from api.settings import DatabaseTimeouts
 from tests.api.conftest import FakeDiagnoser, FakeInline, service_settings, small_case
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,8 +62,6 @@ class ScriptedDiagnoser(FakeDiagnoser):
 def worker_main() -> None:
     """A ``diagnose worker`` with :class:`ScriptedDiagnoser`; ``python -c`` runs it below."""
     import logging
-
-    from api.jobs.runner import DiagnosisRunner
 
     logging.basicConfig(level="INFO", format=f"%(asctime)s {os.environ['TEST_WORKER']} %(name)s: %(message)s")
     url = os.environ["TEST_DATABASE_URL"]
@@ -219,3 +221,37 @@ def test_a_job_stuck_past_its_time_limit_without_progress_ends_its_worker(pg, tm
         assert service.get(diagnosis_id)["attempts"] == 1
     finally:
         _end(worker)
+
+
+def test_a_transaction_a_frozen_worker_left_open_does_not_block_the_next_claim(pg):
+    """A worker frozen between two statements holds its row locks until the server ends its
+    transaction (``db_idle_transaction_timeout_s``); without that, every later claim of the
+    diagnosis waited out ``statement_timeout`` again and again while the worker stayed frozen."""
+    url, service = pg
+    diagnosis_id = service.submit(small_case("locked")).view["id"]
+    frozen = Database(url, DatabaseTimeouts(db_idle_transaction_timeout_s=1.0))
+    open_transaction = frozen.session(immediate=True)
+    claim(open_transaction.__enter__(), diagnosis_id, MAX_ATTEMPTS)  # row locked, never committed
+    runner = DiagnosisRunner(Database(url), FakeDiagnoser, max_attempts=MAX_ATTEMPTS)
+    started = time.monotonic()
+    runner.execute(diagnosis_id)
+    waited = time.monotonic() - started
+    assert service.get(diagnosis_id)["status"] == "done"
+    assert service.get(diagnosis_id)["attempts"] == 1  # the frozen claim was rolled back
+    assert waited < DatabaseTimeouts().db_statement_timeout_s, waited
+    with pytest.raises(DBAPIError, match="idle-in-transaction timeout"):  # the server ended it
+        open_transaction.__exit__(None, None, None)
+    frozen.dispose()
+
+
+def test_the_queue_library_connections_end_transactions_left_open_too(pg):
+    url, _ = pg
+    queue = PostgresQueue(url, timeouts=DatabaseTimeouts(db_idle_transaction_timeout_s=7.0))
+    queue._open()
+    try:
+        row = queue.app.connector.get_sync_connector().execute_query_one(
+            "SELECT current_setting('idle_in_transaction_session_timeout') AS idle, "
+            "current_setting('statement_timeout') AS statement")
+    finally:
+        queue.stop()
+    assert row == {"idle": "7s", "statement": "0"}
