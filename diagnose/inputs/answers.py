@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -134,6 +135,8 @@ def value_answers(
                 near = overlap(predicate, text[max(0, v.start - window):v.end + window]) if predicate else 0.0
                 if kinds is None and (near <= 0.0 or v.kind == "date" and date_precision(v) == "year"):
                     continue  # a question that wants a year asks "when" or "what year"
+                if enumerates(text, v):
+                    continue
                 fits = 0.5 if measured_as(v, dimensions) else -0.5 if measured_as(v, conditions) else 0.0
                 # the question's words right beside a value tell its role ("closes one hour before" vs "opens 24 hours before")
                 beside = overlap(predicate, text[max(0, v.start - window // 3):v.end + window // 3]) if predicate else 0.0
@@ -168,6 +171,19 @@ def value_answers(
                 score, value, claim = max(shared, key=lambda x: x[0])
         out.append(DocAnswer(value.key, value.span, claim, value, score))
     return out
+
+
+_ENUMERATOR_END = re.compile(r"\s*[.):|]")
+
+
+def enumerates(text: str, v: Value) -> bool:
+    """Whether ``v`` is the number of a list item or table row ("1. Generate…", "| 2 | Update…"):
+    a bare integer opening its line, before a list or cell delimiter."""
+    if v.kind != "number" or not v.span.isdigit() or len(v.span) > 3:
+        return False
+    line_start = text.rfind("\n", 0, v.start) + 1
+    return (not text[line_start:v.start].strip(" \t|*-#>")
+            and _ENUMERATOR_END.match(text, v.end) is not None)
 
 
 def _restates(v: Value, given: Value) -> bool:

@@ -205,6 +205,7 @@ _ASKS_DATE = re.compile(
 )
 _ASKS_AMOUNT = re.compile(
     r"\bhow\s+(?:many|much|long|tall|old|far|often|heavy|big|large|high|fast|wide|deep|soon)\b|\bcombien\b|"
+    r"\b(?:number|count|total|amount)\s+of\b|\bnombre\s+(?:de|d')|数量|总数|人数|件数|"
     r"多少|几|多长|多久|多大|多高|多重|多远|比例|いくら|いくつ|何時間|何分|何日間|何回|何キロ|何パーセント|何%",
     re.IGNORECASE,
 )
@@ -213,7 +214,7 @@ _ASKS_NAME = re.compile(r"^\W*(?:who|whom|whose|where)\b|\bqui\b|\boù\b|谁|誰
 
 def asked_value_kinds(question: str) -> frozenset[str] | None:
     """The value kinds an open question asks for: dates ("when"), amounts ("how
-    many", "多少"), none at all ("who", "where"), or None when its grammar does
+    many", "the number of", "多少"), none at all ("who", "where"), or None when its grammar does
     not say ("what is the limit?": the documents' claims decide)."""
     if _ASKS_DATE.search(question):
         return DATE_KINDS

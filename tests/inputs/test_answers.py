@@ -49,6 +49,23 @@ def test_without_a_question_word_a_value_must_stand_near_the_question_words():
     assert found[0].span == "40 m"
 
 
+def test_the_number_of_a_list_item_or_table_row_does_not_answer():
+    predicate = content_tokens("What are the stages of onboarding a supplier?")
+    claims = [
+        [_claim(0, "3 | Sign the supplier onboarding agreement | pending")],
+        [_claim(1, "2. Check the supplier's onboarding documents.")],
+        [_claim(2, "- 4) Supplier onboarding stages close.")],
+    ]
+    assert value_answers(claims, None, predicate, 0.2, 0.05) == [None] * 3
+
+
+def test_a_number_beside_the_question_words_that_counts_nothing_still_answers():
+    claims = [[_claim(0, "For supplier onboarding the minimum rating is 4.")],
+              [_claim(1, "2024 | supplier onboarding rating | 3")]]
+    found = value_answers(claims, None, ["minim", "ratin", "suppl"], 0.2, 0.05)
+    assert [a.span if a else None for a in found] == ["4", "3"]
+
+
 def test_stances_vote_by_polarity_and_relevance():
     claims = [[_claim(0, "Interns are eligible.", 0.9, 1)], [_claim(1, "Interns are not eligible.", 0.8, -1)],
               [_claim(2, "Unrelated.", 0.1, 1)]]
