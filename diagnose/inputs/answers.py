@@ -21,10 +21,13 @@ import numpy as np
 
 from diagnose.inputs.claims import Claim
 from diagnose.inputs.stance import camps
+from diagnose.text.compare import comparable, same_value
+from diagnose.text.dates import date_precision
 from diagnose.text.names import name_key, proper_names
 from diagnose.text.sentences import content_tokens, overlap
 from diagnose.text.value_classes import value_class
-from diagnose.text.values import Value, comparable, date_precision, extract_values, same_value
+from diagnose.text.value_types import Value
+from diagnose.text.values import extract_values
 
 if TYPE_CHECKING:
     from diagnose.inputs.conflict import PairEvidence

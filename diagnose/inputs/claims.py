@@ -19,7 +19,8 @@ import numpy as np
 from diagnose.text.polarity import relative_polarity
 from diagnose.text.questions import predicate_text
 from diagnose.text.sentences import Sentence, cjk_share, content_tokens, overlap, split_sentences
-from diagnose.text.values import Value, extract_values
+from diagnose.text.value_types import Value
+from diagnose.text.values import extract_values
 
 
 @dataclass(frozen=True)

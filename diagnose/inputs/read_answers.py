@@ -24,8 +24,9 @@ import numpy as np
 from diagnose.inputs.answers import NO, READ_PREFIX, YES, DocAnswer, value_class
 from diagnose.inputs.claims import Claim
 from diagnose.inputs.settings import InputSettings
+from diagnose.text.compare import same_value
 from diagnose.text.normalise import normalise_text
-from diagnose.text.values import extract_values, same_value
+from diagnose.text.values import extract_values
 
 if TYPE_CHECKING:
     from diagnose.embedding import Embedder

@@ -17,8 +17,10 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from diagnose.sampling.settings import SamplingSettings
+from diagnose.text.compare import same_value
 from diagnose.text.normalise import normalise_text
-from diagnose.text.values import Value, extract_values, same_value
+from diagnose.text.value_types import Value
+from diagnose.text.values import extract_values
 
 NONE = "none"
 

@@ -26,10 +26,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from diagnose.text.compare import same_value
 from diagnose.text.names import name_key, proper_names
 from diagnose.text.sentences import content_tokens
 from diagnose.text.value_classes import value_class
-from diagnose.text.values import Value, extract_values, same_value
+from diagnose.text.value_types import Value
+from diagnose.text.values import extract_values
 
 __all__ = ["AnswerFrame", "SampleAnswer", "answer_frame", "read_answers", "same_answer"]
 

@@ -6,7 +6,7 @@ Below the stages, so the input stage (each document's answer) and the sampling s
 
 from __future__ import annotations
 
-from diagnose.text.values import Value
+from diagnose.text.value_types import Value
 
 __all__ = ["value_class"]
 

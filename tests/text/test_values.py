@@ -7,7 +7,7 @@ import time
 import pytest
 
 from diagnose.text import Value, comparable, extract_values, normalise_text, same_value
-from diagnose.text import values as values_module
+from diagnose.text import dates as dates_module
 
 
 def one(text: str) -> Value:
@@ -362,13 +362,13 @@ def test_speed_on_300_character_sentences():
 
 def test_dateparser_only_sees_short_spans(monkeypatch):
     seen = []
-    real = values_module._dateparser_date
+    real = dates_module._dateparser_date
 
     def spy(span, languages, order):
         seen.append(span)
         return real(span, languages, order)
 
-    monkeypatch.setattr(values_module, "_dateparser_date", spy)
+    monkeypatch.setattr(dates_module, "_dateparser_date", spy)
     text = "On 30 June 2024 and June 30, 2024, le 1er juillet 2024, " + "x " * 200
     assert [v.key for v in extract_values(text)] == ["date:2024-06-30", "date:2024-06-30", "date:2024-07-01"]
     assert seen and all(len(s) < 30 for s in seen)

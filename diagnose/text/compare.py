@@ -1,0 +1,76 @@
+"""Comparing typed values: :func:`same_value` (equal within rounding, a coarser date covering
+a finer one, a number spelling a version) and :func:`comparable` (they answer the same kind
+of question), so that ``comparable and not same_value`` means two values disagree."""
+
+from __future__ import annotations
+
+import math
+
+from diagnose.text.dates import date_precision
+from diagnose.text.identifiers import version_key
+from diagnose.text.value_types import Value
+
+__all__ = ["comparable", "same_value"]
+
+
+
+def _range_ends(key: str) -> tuple[float, float] | None:
+    try:
+        _, lo, hi = key.rsplit(":", 2)
+        return float(lo), float(hi)
+    except ValueError:
+        return None
+
+
+def _close(x: float, y: float) -> bool:
+    return math.isclose(x, y, rel_tol=0.005, abs_tol=1e-12)
+
+
+def _as_version(v: Value) -> str:
+    return v.key.removeprefix("version:") if v.kind == "version" else version_key(v.span.strip())[8:]
+
+
+def same_value(a: Value, b: Value) -> bool:
+    """Same value: equal keys, or same kind+dimension and magnitudes equal within a relative 0.5%
+    (rounding: 1.50 kg vs 1.5 kg; 3 lb 5 oz is NOT required to equal 1.5 kg).
+
+    A plain number equals a version it spells ("2.4" and "v2.4.0"). A date
+    given less precisely equals the dates it covers ("2024" and "2024-06-30",
+    "11/22" and "2024-11-22"): it does not contradict them."""
+    if a.key == b.key:
+        return True
+    if a.kind == b.kind == "date":
+        return date_covers(a.key, b.key) or date_covers(b.key, a.key)
+    if {a.kind, b.kind} == {"number", "version"}:
+        return _as_version(a) == _as_version(b)
+    if a.kind != b.kind or a.dimension != b.dimension:
+        return False
+    if a.kind == "range":
+        ea, eb = _range_ends(a.key), _range_ends(b.key)
+        return ea is not None and eb is not None and _close(ea[0], eb[0]) and _close(ea[1], eb[1])
+    if a.magnitude is None or b.magnitude is None:
+        return False
+    return _close(a.magnitude, b.magnitude)
+
+
+def date_covers(coarse: str, fine: str) -> bool:
+    """Whether date key ``coarse`` (a year, a year-month, or a year-less month-day) includes ``fine``."""
+    c, f = coarse.removeprefix("date:"), fine.removeprefix("date:")
+    if c.startswith("--"):
+        return not f.startswith("--") and len(f) == 10 and f.endswith(c[1:])
+    return len(c) < len(f) and f.startswith(c + "-") and c[:4].isdigit()
+
+
+def comparable(a: Value, b: Value) -> bool:
+    """Whether a and b answer the same kind of question (same kind and same dimension; a year-only
+    date is comparable with a full date; a plain number is comparable with a number or a version),
+    so that `comparable and not same_value` means they disagree.
+
+    A year-less date ("11/22") is not comparable with a year-only one ("2024")."""
+    if {a.kind, b.kind} == {"number", "version"}:
+        return True
+    if a.kind != b.kind:
+        return False
+    if a.kind == "date":
+        return {date_precision(a), date_precision(b)} != {"year", "month-day"}
+    return a.dimension == b.dimension

@@ -1,0 +1,106 @@
+"""Identifiers, versions and times of day, claimed before numbers are read: a URL, an e-mail
+address, a host, an IPv4 address, a phone number, a version ("v2.4.0"), "14:30" or "3 pm"
+(and ranges of times). packaging canonicalises versions ("v2.4.0" == "2.4")."""
+
+from __future__ import annotations
+
+import re
+
+from packaging.utils import canonicalize_version
+from packaging.version import InvalidVersion, Version
+
+from diagnose.text.value_types import Candidate
+
+_TLDS = frozenset(
+    """com net org io dev ai app co jp cn fr de uk us eu info biz gov edu mil int cloud tech me tv
+    ru br in au ca es it nl se ch kr tw hk sg nz be at dk fi no pl pt cz ie il mx ar za local
+    internal lan corp site online xyz""".split()
+)
+_URL = re.compile(r"(?<![A-Za-z])(?:https?|ftp)://[^\s<>\"'\])（）【】「」『』。，、；！？]+", re.I)
+_EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,24}(?![A-Za-z0-9])")
+_HOST = re.compile(
+    r"(?<![A-Za-z0-9@._-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+([A-Za-z]{2,24})(?![A-Za-z0-9_-]|\.[A-Za-z0-9])"
+)
+_IPV4 = re.compile(r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?::\d{1,5})?(?![\d]|\.\d)")
+_PHONE = re.compile(
+    r"(?<![A-Za-z0-9+.,/-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ .-]?)?\d{1,5}(?:[ .-]\d{2,8}){1,4}(?![A-Za-z0-9]|[.,/-]\d)"
+)
+_VERSION = re.compile(
+    r"(?:(?<![A-Za-z])(?:version|versión|ver\.?|release|build|バージョン|版本)\s*:?\s*|(?<![A-Za-z0-9])(?P<v>[vV])\s?)?"
+    r"(?<![\d.])(?P<ver>\d+(?:\.\d+)*+(?:[-.]?(?:a|b|rc|alpha|beta|dev|post|pre)\.?\d*)?)(?!\w|\.\d)",
+    re.I,
+)
+_TIME = re.compile(
+    r"(?<![\d:.])(?:(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)(?::[0-5]\d)?(?:\s?(?P<ap>[ap])\.?m\.?(?![A-Za-z]))?"
+    r"|(?P<h2>1[0-2]|0?[1-9])\s?(?P<ap2>[ap])\.?m\.?(?![A-Za-z])"
+    r"|(?P<h3>[01]?\d|2[0-3])\s?[点點時时]\s?(?:(?P<m3>[0-5]?\d)\s?分(?!钟|鐘)|(?P<half>半)))(?![\d:])",
+    re.I,
+)
+_TIME_TO = re.compile(r"\s*(?:[-–—~〜]|to|à)\s*", re.I)
+
+
+def _phone_ok(s: str) -> bool:
+    digits = re.sub(r"\D", "", s)
+    groups = [g for g in re.split(r"[ .()+-]+", s) if g]
+    if not 7 <= len(digits) <= 15:
+        return False
+    if "+" in s or "(" in s:
+        return True
+    seps = set(re.findall(r"[ .-]", s))
+    if len(groups) < 3 and len(digits) < 10:
+        return False  # "85-264", "1998-2001"
+    if all(len(g) == 4 and 1900 <= int(g) <= 2100 for g in groups):
+        return False  # a row of years
+    if seps <= {" ", "."} and len(seps) == 1 and len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:]):
+        return False  # thousands: "12 345 678"
+    if seps == {" "} and not all(len(g) >= 3 for g in groups[1:]):
+        return len(groups) == 5 and all(len(g) == 2 for g in groups) and s[0] == "0"  # "01 23 45 67 89"
+    return True
+
+
+def version_key(ver: str) -> str:
+    try:
+        return "version:" + canonicalize_version(Version(ver), strip_trailing_zero=True)
+    except InvalidVersion:
+        return "version:" + ver.lower()
+
+
+def _thousands_like(ver: str) -> bool:
+    parts = ver.split(".")
+    return len(parts[0]) <= 3 and all(len(p) == 3 and p.isdigit() for p in parts[1:])
+
+
+def identifier_claims(w: str) -> list[Candidate]:
+    out = []
+    for m in _URL.finditer(w):
+        s = m.group().rstrip(".,;:!?")
+        out.append(Candidate(m.start(), m.start() + len(s), "identifier", "identifier:" + s.lower().rstrip("/"), prio=0))
+    for m in _EMAIL.finditer(w):
+        out.append(Candidate(m.start(), m.end(), "identifier", "identifier:" + m.group().lower(), prio=1))
+    for m in _HOST.finditer(w):
+        if m.group(1).lower() in _TLDS or m.group().lower().startswith("www."):
+            out.append(Candidate(m.start(), m.end(), "identifier", "identifier:" + m.group().lower(), prio=7))
+    for m in _IPV4.finditer(w):
+        out.append(Candidate(m.start(), m.end(), "identifier", "identifier:" + m.group(), prio=4))
+    for m in _PHONE.finditer(w):
+        if _phone_ok(m.group()):
+            out.append(Candidate(m.start(), m.end(), "identifier", "identifier:" + re.sub(r"\D", "", m.group()), prio=5))
+    for m in _VERSION.finditer(w):
+        ver = m.group("ver")
+        has_context = m.group() != ver
+        if not has_context and (ver.count(".") < 2 or _thousands_like(ver) or not ver[-1].isdigit()):
+            continue
+        start = m.start("v") if m.group("v") else m.start("ver")
+        out.append(Candidate(start, m.end(), "version", version_key(ver), prio=6))
+    times = []
+    for m in _TIME.finditer(w):
+        hour = int(m.group("h") or m.group("h2") or m.group("h3"))
+        ampm = (m.group("ap") or m.group("ap2") or "").lower()
+        hour = hour % 12 + (12 if ampm == "p" else 0) if ampm else hour
+        seconds = hour * 3600 + (30 if m.group("half") else int(m.group("m") or m.group("m3") or 0)) * 60
+        times.append(Candidate(m.start(), m.end(), "quantity", f"quantity:time_of_day:{seconds}", "[time_of_day]", seconds, 3))
+    for a, b in zip(times, times[1:]):
+        if _TIME_TO.fullmatch(w, a.end, b.start):
+            lo, hi = a.magnitude, b.magnitude
+            out.append(Candidate(a.start, b.end, "range", f"range:time_of_day:{lo:g}:{hi:g}", "[time_of_day]", None, 3))
+    return out + times
