@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 from litestar.testing import TestClient
@@ -115,14 +116,20 @@ def test_missing_keys_and_right_keys_are_not_counted(sqlite_url):
             assert client.get("/v1/diagnoses", headers={"Authorization": f"Bearer {key}"}).status_code == 200
 
 
-def test_the_block_lifts_when_the_window_has_room(sqlite_url):
+def test_the_block_lifts_when_the_window_has_room(sqlite_url, monkeypatch):
+    import limits.storage.memory
+
+    clock = [time.time()]  # the limiter's in-memory window reads this clock instead of waiting
+    monkeypatch.setattr(limits.storage.memory, "time", SimpleNamespace(time=lambda: clock[0]))
     app = make_app(sqlite_url, failed_auth_limit="2/second")
     with TestClient(app) as client:
         key = add_key(app)
         codes = [client.get("/v1/diagnoses", headers={"Authorization": "Bearer rdk_wrong"}).status_code
                  for _ in range(3)]
         assert codes == [401, 401, 429]
-        time.sleep(1.2)
+        clock[0] += 0.9
+        assert client.get("/v1/diagnoses", headers={"Authorization": f"Bearer {key}"}).status_code == 429
+        clock[0] += 0.2
         assert client.get("/v1/diagnoses", headers={"Authorization": f"Bearer {key}"}).status_code == 200
 
 
