@@ -101,7 +101,8 @@ def test_each_package_exports_what_its_all_names_and_no_shim_remains():
 
 
 LAYERS = (
-    ("diagnose.cli", "diagnose.cli_service", "diagnose.console", "diagnose.pytest_plugin", "diagnose.bench"),
+    ("diagnose.__main__", "diagnose.cli", "diagnose.cli_service", "diagnose.console", "diagnose.pytest_plugin",
+     "diagnose.bench"),
     ("diagnose.pipeline", "diagnose.settings"),
     ("diagnose.repair", "diagnose.nightly", "diagnose.adapters"),
     ("diagnose.html", "diagnose.verdict_lines"),

@@ -59,6 +59,15 @@ def test_help_lists_the_commands(capsys):
     assert "inputs" in text and "run" in text
 
 
+def test_python_dash_m_runs_the_same_command_line(tmp_path: Path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "diagnose", "run", str(tmp_path / "absent.yaml")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "not found" in done.stderr
+
+
 def test_outputs_are_all_or_nothing(tmp_path: Path, monkeypatch):
     """If the second of two outputs cannot be written, the first is not written either."""
     import os
