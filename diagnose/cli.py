@@ -120,18 +120,21 @@ def inputs(case: Path, out: Path | None, read: bool, fail_on: str) -> int:
 @click.option("--min-p", type=click.FloatRange(0.0, 1.0), help="With --server: send this min_p (vLLM, llama.cpp); unset, the server's default applies (llama.cpp: 0.05) and is recorded.")
 @click.option("--server-concurrency", type=click.IntRange(1, 64), default=4, show_default=True, help="With --server: requests in flight at once (the samples are the same at any value).")
 @click.option("--static", is_flag=True, help="Make the centers from the text alone, without the sampled model reading each document first.")
+@click.option("--read", is_flag=True, help="Let the sampled model read each document first even when it is a stand-in (the embedded default model, or a case marked stand_in).")
 @click.option("--repair", is_flag=True, help="Try the changes the findings call for, one at a time: re-sample each with the same seeds and report which ones verifiably fix the wobble (`repairs`).")
 @click.option("--repair-budget", type=click.IntRange(min=0), metavar="N", help="With --repair: samples the candidates may draw in all (default: 4 x seeds x temperatures); candidates past it are listed as skipped.")
 @click.option("--no-controls", is_flag=True, help="Skip the control run (the context reduced to its dominant center, or to no documents, on the same seeds): about half the sampling time, but the verdict is then uncontrolled.")
 @fail_on_option("never", "the verdict")
 def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, ablation: bool,
         baseline_path: Path | None, server: str | None, server_model: str | None, framework: str,
-        min_p: float | None, server_concurrency: int, static: bool, repair: bool, repair_budget: int | None,
-        no_controls: bool, fail_on: str) -> int:
+        min_p: float | None, server_concurrency: int, static: bool, read: bool, repair: bool,
+        repair_budget: int | None, no_controls: bool, fail_on: str) -> int:
     """The whole pipeline: input stage, sampling on the case's model, triage.
 
-    Before sampling, the same model reads each document alone (the read tier),
-    so the centers are what that model takes from each document; --static skips it.
+    Before sampling, your own model (`model:` a local directory, or --server)
+    reads each document alone (the read tier), so the centers are what that model
+    takes from each document; --static skips it. A stand-in (the embedded default
+    model) does not read unless --read: the centers come from the text alone.
     With --server the prompt is sampled (and the documents read) by an
     OpenAI-compatible server (vLLM, llama.cpp, Ollama's /v1, OpenAI; API key from
     DIAGNOSE_OPENAI_API_KEY); the metrics it cannot report exactly are null and
@@ -151,10 +154,12 @@ def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, a
         raise click.UsageError("--ablation samples on the local model; it cannot be combined with --server")
     if repair_budget is not None and not repair:
         raise click.UsageError("--repair-budget needs --repair")
+    if read and static:
+        raise click.UsageError("--read and --static contradict each other: give one")
     settings = _settings()
     with console.progress() as progress:
         report = _diagnoser(progress, settings).run(
-            parsed, ablation=ablation, baseline_environment=baseline, remote=remote, read=not static,
+            parsed, ablation=ablation, baseline_environment=baseline, remote=remote, read=False if static else True if read else None,
             repair=repair, repair_budget=repair_budget, controls=not no_controls,
         )
     outputs: dict[Path, str] = {}

@@ -93,7 +93,7 @@ class Diagnoser:
         baseline_environment: dict | None = None,
         remote: "RemoteBackend | None" = None,
         seed_offset: int = 0,
-        read: bool = True,
+        read: bool | None = None,
         repair: bool = False,
         repair_budget: int | None = None,
         controls: bool = True,
@@ -104,9 +104,10 @@ class Diagnoser:
         center only; ``baseline_environment`` (a previous report's ``environment``)
         is compared with this run's fingerprint. ``remote`` samples on an
         OpenAI-compatible server instead of the case's local model. ``seed_offset``
-        moves every sample's seed (0: sample ``i`` uses seed ``i``). ``read`` (the
-        default) lets the same backend read each document alone for the input
-        stage, so the model that is sampled is the one that makes the centers.
+        moves every sample's seed (0: sample ``i`` uses seed ``i``). ``read`` lets the
+        same backend read each document alone for the input stage, so the model that is
+        sampled is the one that makes the centers; None (the default) reads with the
+        user's own model and not with a stand-in (:func:`reads_by_default`).
         ``controls`` (the default) also samples the control (:mod:`diagnose.sampling.controls`)
         and decides each sampling finding that blames the context against it
         (:mod:`diagnose.triage.controlled`); without, the verdict is uncontrolled.
@@ -118,6 +119,8 @@ class Diagnoser:
 
         self.progress.phase("loading generator")
         backend = remote or self.registry.generator(case.model)
+        if read is None:
+            read = reads_by_default(case, remote is not None)
         analysis, prompt_ids = self.analyze(case, backend if read else None)
         rows = len(case.sampling.temperatures) * case.sampling.seeds
         self.progress.phase(
@@ -239,6 +242,19 @@ class Diagnoser:
             basis=VerdictBasis(deciding=deciding.rule if deciding else None,
                                controlled=sampling is not None and sampling.control is not None, stand_in=stand_in),
         )
+
+
+def reads_by_default(case: Case, remote: bool) -> bool:
+    """Whether ``run`` lets the sampled model read each document (the read tier) when not told.
+
+    Only the user's own model (a local model directory, or a server): a stand-in's readings
+    make other centers than the text does, and on the 40 dev cases of
+    ``docs/measurements/verdict-rates-2026-12-02*.json`` the embedded model's readings added
+    competing centers to 3 of 20 agreeing cases and hid 3 conflicts the static tier finds
+    (the conflict calibration is fitted on the static tier)."""
+    from diagnose.triage.stand_in import stand_in_reason
+
+    return stand_in_reason(case, remote) is None
 
 
 class _ProgressReader:
