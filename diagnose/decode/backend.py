@@ -20,6 +20,7 @@ import torch
 
 from diagnose.errors import ModelError
 from diagnose.decode.attention_plan import AttentionPlan, plan_attention, stock_implementation
+from diagnose.decode.batch_invariant import BatchInvariance, install as install_batch_invariance
 from diagnose.decode.shared_prefix import SharedPrefix, install, prefix_layers
 
 Messages = list[dict[str, str]]
@@ -154,6 +155,8 @@ class TransformersBackend:
         """The path the engine decodes with and why (the report's ``environment.attention``)."""
         self.shared_prefix = False
         """True when the model decodes with shared-prefix attention (no per-row prompt copies)."""
+        self.batch_invariance: BatchInvariance = install_batch_invariance(model)
+        """Whether half-precision products run batch-invariantly (the report's ``environment.batch_invariance``)."""
 
     def choose_attention(self) -> AttentionPlan:
         """Switch to shared-prefix attention when :func:`plan_attention` allows it; keep the stock one otherwise."""
