@@ -10,9 +10,10 @@ or float16 every product is rounded to 8 or 11 bits, so a one-bit difference now
 and then flips a rounding, and it grows through the layers into other text.
 
 The cure is the one of vLLM's batch-invariant mode and Thinking Machines'
-batch-invariant kernels on GPUs, fixed tiles: every product over rows is called
-with the same number of rows, :data:`ROWS_PER_CALL`, the last call zero-padded
-(:func:`in_fixed_row_chunks`), so each row is computed by a call of the same
+batch-invariant kernels on GPUs, fixed tiles: in a decode step (:func:`decoding`)
+every product over rows is called with the same number of rows,
+:data:`ROWS_PER_CALL`, the last call zero-padded (:func:`in_fixed_row_chunks`),
+so each row is computed by a call of the same
 shape whatever the batch, and a row's place in its call does not change its
 sums (measured: ``tests/sampling/test_batch_invariant.py``). On CPU the products
 run in float32 on weights converted once (:func:`install`), their output rounded
@@ -29,9 +30,12 @@ devices keep their kernels as they are; the report says which
 
 from __future__ import annotations
 
+import functools
 import types
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -65,6 +69,8 @@ def in_fixed_row_chunks(compute: Callable[[torch.Tensor], Any], rows: torch.Tens
     (the last zero-padded), the results joined along the same dimension and cut back to the
     rows given. ``compute`` returns a tensor or a tuple of tensors, each with the rows at ``dim``."""
     count = rows.shape[dim]
+    if count == 0:  # e.g. an expert no token was routed to
+        return compute(rows)
     padding = -count % ROWS_PER_CALL
     if padding:
         shape = list(rows.shape)
@@ -76,11 +82,27 @@ def in_fixed_row_chunks(compute: Callable[[torch.Tensor], Any], rows: torch.Tens
     return torch.cat(results, dim=dim).narrow(dim, 0, count)
 
 
+_DECODING: ContextVar[bool] = ContextVar("diagnose_batch_invariant_decoding", default=False)
+
+
+@contextmanager
+def decoding() -> Iterator[None]:
+    """While inside (a decode step, whose rows are the batch's), products run in fixed row chunks.
+    Outside, a prefill's rows are the positions of one prompt: one float32 call for all of them
+    gives that prompt the same result whatever is decoded after it, and costs no padding."""
+    token = _DECODING.set(True)
+    try:
+        yield
+    finally:
+        _DECODING.reset(token)
+
+
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
-    """``F.linear`` in float32 and fixed row chunks, rounded once to ``x``'s dtype; ``weight``
-    and ``bias`` in float32."""
+    """``F.linear`` in float32, rounded once to ``x``'s dtype (``weight`` and ``bias`` in float32);
+    in fixed row chunks while :func:`decoding`."""
     rows = x.reshape(-1, x.shape[-1]).float()
-    out = in_fixed_row_chunks(lambda chunk: torch.nn.functional.linear(chunk, weight, bias), rows)
+    product = functools.partial(torch.nn.functional.linear, weight=weight, bias=bias)
+    out = in_fixed_row_chunks(product, rows) if _DECODING.get() else product(rows)
     return out.to(x.dtype).view(*x.shape[:-1], weight.shape[0])
 
 

@@ -38,6 +38,7 @@ def test_fixed_row_chunks_give_every_row_the_same_bits_in_any_batch():
     # tuples of results come back cut to the rows given, each along the same dimension
     halves = batch_invariant.in_fixed_row_chunks(lambda chunk: (chunk[:, :2], chunk.sum(-1, keepdim=True)), rows[:3])
     assert torch.equal(halves[0], rows[:3, :2]) and halves[1].shape == (3, 1)
+    assert batch_invariant.linear(rows[:0].bfloat16(), weight, None).shape == (0, 384)  # no rows: none out
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
@@ -46,12 +47,15 @@ def test_linear_rounds_a_float32_product_once_and_rows_keep_their_bits(dtype):
     weight = (torch.randn(200, 320, generator=gen) / 20).to(dtype)
     bias = torch.randn(200, generator=gen).to(dtype)
     x = torch.randn(BATCH, 1, 320, generator=gen).to(dtype)
-    batch = batch_invariant.linear(x, weight.float(), bias.float())
+    with batch_invariant.decoding():
+        batch = batch_invariant.linear(x, weight.float(), bias.float())
+        picked_rows = [(count, picked, batch_invariant.linear(x[picked], weight.float(), bias.float()))
+                       for count, picked in _subsets(3)]
     assert batch.dtype == dtype and batch.shape == (BATCH, 1, 200)
     exact = x.double().squeeze(1) @ weight.double().T + bias.double()
     assert torch.allclose(batch.squeeze(1).double(), exact, rtol=torch.finfo(dtype).eps, atol=1e-6)
-    for count, picked in _subsets(3):
-        assert torch.equal(batch_invariant.linear(x[picked], weight.float(), bias.float()), batch[picked]), count
+    for count, picked, alone in picked_rows:
+        assert torch.equal(alone, batch[picked]), count
 
 
 @pytest.mark.parametrize("softcap", [None, 0.7], ids=["fused", "softcapped"])
