@@ -13,8 +13,7 @@ The cure is the one of vLLM's batch-invariant mode and Thinking Machines'
 batch-invariant kernels on GPUs, fixed tiles: in a decode step (:func:`decoding`)
 every product over rows is called with the same number of rows,
 :data:`ROWS_PER_CALL`, the last call zero-padded (:func:`in_fixed_row_chunks`),
-so each row is computed by a call of the same
-shape whatever the batch, and a row's place in its call does not change its
+so each row is computed by a call of the same shape whatever the batch, and a row's place in its call does not change its
 sums (measured: ``tests/sampling/test_batch_invariant.py``). On CPU the products
 run in float32 on weights converted once (:func:`install`), their output rounded
 once to the model's dtype, as a GPU's half-precision GEMM accumulates: the rows
@@ -42,8 +41,9 @@ import torch
 HALF = (torch.bfloat16, torch.float16)
 
 ROWS_PER_CALL = 16
-"""Rows of every product call in batch-invariant mode: at most the CPU flash kernel's smallest query
-block (32), so a call's queries are one block; few enough that one decode row pays little padding."""
+"""Rows of every product call in a batch-invariant decode step: at most the CPU flash kernel's
+smallest query block (32), so a call's queries are one block. The cost of the choice: a lone row
+computes 16, a batch of 48 reads each weight three times per step."""
 
 _FLOAT32_WEIGHT = "_diagnose_float32_weight"
 
