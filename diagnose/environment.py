@@ -73,6 +73,8 @@ def fingerprint(
         )
         if generator.get("attention"):
             env["attention"] = generator["attention"]  # {path, reason} (contract section 7)
+        if generator.get("batch_invariance"):
+            env["batch_invariance"] = generator["batch_invariance"]  # {mode, reason}
     env.update(
         embedder=embedder.get("id"),
         embedder_hash=embedder.get("sha256"),

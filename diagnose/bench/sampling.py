@@ -178,7 +178,11 @@ def run_bench(backend: TransformersBackend, case: Case, on_phase: Callable[[str]
     rows = rows_for(spec)
     shape = ModelShape.of(backend.model)
     on_phase("measuring the machine: matmul throughput and read bandwidth")
-    machine = measure_machine(shape, next(backend.model.parameters()).dtype, len(prompt_ids), device=backend.device)
+    # Batch-invariant half precision runs its products in float32 (diagnose.decode.batch_invariant):
+    # the floor is that of the products as they run.
+    invariant = backend.batch_invariance.mode == "fixed_row_chunks"
+    compute = torch.float32 if invariant else next(backend.model.parameters()).dtype
+    machine = measure_machine(shape, compute, len(prompt_ids), device=backend.device)
     on_phase("engine: one row (memory reference)")
     single, (alone,), _ = _engine("engine, 1 row (memory reference)", backend, prompt_ids, rows[:1], spec)
     on_phase(f"engine: {len(spec.temperatures)}x{spec.seeds} rows, one prefill")

@@ -20,6 +20,7 @@ import torch
 
 from diagnose.errors import ModelError
 from diagnose.decode.attention_plan import AttentionPlan, plan_attention, stock_implementation
+from diagnose.decode.batch_invariant import BatchInvariance, decoding, install as install_batch_invariance
 from diagnose.decode.shared_prefix import SharedPrefix, install, prefix_layers
 
 Messages = list[dict[str, str]]
@@ -72,13 +73,14 @@ class _SharedPrefixSession:
         rows = tokens.shape[0]
         position = self._prefix.position
         positions = torch.full((rows, 1), position, dtype=torch.long, device=self._device)
-        out = self._model(
-            input_ids=tokens.to(self._device).view(-1, 1),
-            position_ids=positions,
-            cache=self._cache,
-            use_cache=True,
-            shared_prefix=self._prefix,
-        )
+        with decoding():
+            out = self._model(
+                input_ids=tokens.to(self._device).view(-1, 1),
+                position_ids=positions,
+                cache=self._cache,
+                use_cache=True,
+                shared_prefix=self._prefix,
+            )
         self._cache = out.cache
         self._prefix.position = position + 1
         return out.logits[:, -1, :].float().cpu()
@@ -96,9 +98,10 @@ class _TransformersSession:
 
     @torch.inference_mode()
     def advance(self, tokens: torch.Tensor) -> torch.Tensor:
-        out = self._model(
-            input_ids=tokens.to(self._device).view(-1, 1), cache=self._cache, use_cache=True
-        )
+        with decoding():
+            out = self._model(
+                input_ids=tokens.to(self._device).view(-1, 1), cache=self._cache, use_cache=True
+            )
         self._cache = out.cache
         return out.logits[:, -1, :].float().cpu()
 
@@ -154,6 +157,8 @@ class TransformersBackend:
         """The path the engine decodes with and why (the report's ``environment.attention``)."""
         self.shared_prefix = False
         """True when the model decodes with shared-prefix attention (no per-row prompt copies)."""
+        self.batch_invariance: BatchInvariance = install_batch_invariance(model)
+        """Whether half-precision products run batch-invariantly (the report's ``environment.batch_invariance``)."""
 
     def choose_attention(self) -> AttentionPlan:
         """Switch to shared-prefix attention when :func:`plan_attention` allows it; keep the stock one otherwise."""

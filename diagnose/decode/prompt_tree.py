@@ -32,6 +32,7 @@ from typing import Any, Sequence
 
 import torch
 
+from diagnose.decode import batch_invariant
 from diagnose.decode.shared_prefix import PrefixLayer, prefix_attention
 
 
@@ -253,13 +254,14 @@ class TreeSession:
 
     @torch.inference_mode()
     def advance(self, tokens: torch.Tensor) -> torch.Tensor:
-        out = self._model(
-            input_ids=tokens.to(self._device).view(-1, 1),
-            position_ids=self._tree.positions().to(self._device),
-            cache=self._cache,
-            use_cache=True,
-            shared_prefix=self._tree,
-        )
+        with batch_invariant.decoding():
+            out = self._model(
+                input_ids=tokens.to(self._device).view(-1, 1),
+                position_ids=self._tree.positions().to(self._device),
+                cache=self._cache,
+                use_cache=True,
+                shared_prefix=self._tree,
+            )
         self._cache = out.cache
         self._tree.step += 1
         return out.logits[:, -1, :].float().cpu()

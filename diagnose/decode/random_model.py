@@ -52,5 +52,6 @@ def random_backend(preset: str, tokenizer: Any, device: str, dtype: torch.dtype,
         "device": device,
         "dtype": str(dtype).removeprefix("torch."),
         "attention": backend.attention.to_dict(),
+        "batch_invariance": backend.batch_invariance.to_dict(),
     }
     return backend

@@ -46,6 +46,8 @@ from typing import Any, Callable
 
 import torch
 
+from diagnose.decode import batch_invariant
+
 NAME = "diagnose_shared_prefix"
 """The registered name when the model's stock attention is SDPA."""
 
@@ -212,12 +214,22 @@ def prefix_attention(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, 
     rounds its output, and the merge would round it again (twice the stock
     attention's error, measured by ``diagnose check-engine --dtype bfloat16``);
     in float32 the attention output is rounded once, when the layer gets it back.
+    Where products are batch-invariant (:mod:`diagnose.decode.batch_invariant`), the
+    queries go to the kernel in chunks of a fixed count.
     """
     kv_heads, m = q.shape[0], q.shape[1]
     if keys.shape[2] == 0:
         return q.new_zeros(kv_heads, m, values.shape[-1], dtype=torch.float32), q.new_full(
             (kv_heads, m, 1), float("-inf"), dtype=torch.float32)
+    invariant = batch_invariant.applies(q.dtype, q.device)
     q, keys, values = q.float(), keys.float(), values.float()
+    if invariant:  # the kernels block their queries by the rows' count: a fixed count per call
+        return batch_invariant.in_fixed_row_chunks(
+            lambda chunk: _float32_prefix_attention(chunk, keys, values, scale, softcap), q, dim=1)
+    return _float32_prefix_attention(q, keys, values, scale, softcap)
+
+
+def _float32_prefix_attention(q, keys, values, scale, softcap) -> tuple[torch.Tensor, torch.Tensor]:
     if softcap is None:
         fused = _fused_prefix_attention(q, keys, values, scale)
         if fused is not None:

@@ -106,7 +106,8 @@ class ModelRegistry:
             except (OSError, ValueError) as exc:
                 raise ModelError(f"could not load model {name!r} from {directory}: {exc}") from exc
             backend.identity = {**self._identity(source, directory, device, dtype),
-                                "attention": backend.attention.to_dict()}
+                                "attention": backend.attention.to_dict(),
+                                "batch_invariance": backend.batch_invariance.to_dict()}
             self._generators[name] = backend
             self.load_seconds[f"generator:{name}"] = time.perf_counter() - started
             self.load_seconds[f"convert:{name}"] = converted

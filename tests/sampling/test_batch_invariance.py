@@ -11,11 +11,10 @@ from diagnose.decode.conformance import _IdsOnly, tiny_model
 from diagnose.decode.engine import decode_rows, rows_for
 
 
-# Not gemma2: its tiny model parts from its batch twin at step 5 on this project's CPUs (main too),
-# because oneDNN's bfloat16 GEMM in the model's own o_proj rounds rows 0 and 4 of an 8-row batch
-# differently from the same row alone (the attention output it gets is bitwise the same). No
-# sampler can hold that; the run measures it (environment.reproducibility) instead of claiming it.
-@pytest.mark.parametrize("family", ["llama"])
+# gemma2: its tiny model parted from its batch twin at step 5 while the model's own bf16 GEMMs ran
+# (oneDNN's o_proj rounded rows 0 and 4 of an 8-row batch differently from the same row alone);
+# half precision on CPU now runs batch-invariantly (diagnose.decode.batch_invariant).
+@pytest.mark.parametrize("family", ["llama", "gemma2"])
 def test_each_row_is_bitwise_the_same_alone_and_in_other_batches_in_bfloat16(family):
     backend = TransformersBackend(tiny_model(family, torch.bfloat16, 0), _IdsOnly(), "cpu")
     assert backend.choose_attention().path == "shared_prefix"
