@@ -69,3 +69,12 @@ def test_what_the_documents_add_beyond_no_documents_is_the_prompts():
     [test] = cut.evidence["control"]["tests"]
     assert cut.evidence["control"]["attributed"] == "prompt" and cut.severity == "fail"
     assert test["full_context"] == 1.0 and test["control"] < 1.0 and test["p_adjusted"] < 0.05
+
+
+def test_a_stand_in_does_not_read_the_documents_unless_told_and_the_users_own_model_does():
+    def tier(case, **kwargs):
+        return Diagnoser(Settings(), FakeRegistry()).run(case, controls=False, **kwargs).input.tier
+
+    stand_in, own = _case("1937", "1952"), _case("1937", "1952", stand_in=False)
+    assert tier(stand_in) == "static" and tier(stand_in, read=True) == "read"
+    assert tier(own) == "read" and tier(own, read=False) == "static"
