@@ -14,7 +14,7 @@ LINE = re.compile(
     r"max_dlogprob=(\S+)(?: kernel_ulps=(\S+) stock_kernel_ulps=(\S+))? reason=\"[^\"]+\"$"
 )
 LAST = re.compile(r"^ENGINE families=(\d+) exact=(\d+) refused=(\d+) wrong=(\d+) skipped=(\d+)$")
-FAMILIES = ["llama", "mistral", "gemma2", "gpt_oss", "bloom", "bert"]
+FAMILIES = ["llama", "mistral", "gemma2", "gpt_oss", "bloom", "bert", "gpt_neox"]
 
 
 @pytest.fixture(autouse=True)
@@ -29,13 +29,14 @@ def test_a_handful_of_families_are_exact_or_refused(capsys):
     assert invoke(args) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     engine = {m.group(1): m for m in map(LINE.match, lines) if m}
-    assert set(engine) == {"llama", "mistral", "gemma2", "gpt_oss", "bloom"}
-    for name in ("llama", "mistral", "gemma2", "gpt_oss"):  # windows, softcapping, sinks: all implemented
+    assert set(engine) == {"llama", "mistral", "gemma2", "gpt_oss", "bloom", "gpt_neox"}
+    # windows, softcapping, sinks: all implemented; GPT-NeoX's config says is_decoder=False, as BERT's does
+    for name in ("llama", "mistral", "gemma2", "gpt_oss", "gpt_neox"):
         assert engine[name].group(2, 3) == ("shared_prefix", "true"), lines
         assert float(engine[name].group(6)) <= 1e-4
     assert engine["bloom"].group(2, 3) == ("prompt_copies", "true")
-    assert any(line.startswith("SKIPPED family=bert reason=") for line in lines)
-    assert LAST.match(lines[-1]).groups() == ("5", "4", "1", "0", "1")
+    assert any(line.startswith("SKIPPED family=bert reason=\"a bidirectional encoder") for line in lines)
+    assert LAST.match(lines[-1]).groups() == ("6", "5", "1", "0", "1")
 
 
 def test_a_wrong_family_exits_1(monkeypatch, capsys):
