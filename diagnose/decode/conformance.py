@@ -350,9 +350,10 @@ def _causal(model: Any, config: Any, length: int = 6) -> bool:
     LM's must. Asked of the model, not its config: ``is_decoder`` is False by default in GPT-NeoX's
     config as in BERT's, and only BERT-like models then attend both ways. A forward that fails
     here says nothing."""
-    ids = torch.arange(1, length + 1).unsqueeze(0) % max(int(getattr(config, "vocab_size", 0) or 0), 2)
+    vocab = max(int(getattr(config, "vocab_size", 0) or 0), 2)
+    ids = torch.arange(1, length + 1).unsqueeze(0) % vocab
     changed = ids.clone()
-    changed[0, -1] = (ids[0, -1] + 1) % max(int(getattr(config, "vocab_size", 0) or 0), 2)
+    changed[0, -1] = (ids[0, -1] + 1) % vocab
     try:
         first, second = (model(input_ids=x, use_cache=False).logits[0, 0] for x in (ids, changed))
     except Exception:  # noqa: BLE001 - the decode that follows reports the model's own failure
