@@ -142,7 +142,7 @@ def value_answers(
                     continue
                 fits = 0.5 if measured_as(v, dimensions) else -0.5 if measured_as(v, conditions) else 0.0
                 # the question's words right beside a value tell its role ("closes one hour before" vs "opens 24 hours before")
-                beside = overlap(predicate, text[max(0, v.start - window // 3):v.end + window // 3]) if predicate else 0.0
+                beside = beside_share(predicate, text, v, window // 3)
                 found.append((c.score - 0.02 * rank + 0.5 * near + 0.5 * beside + fits, v, c))
         cands.append(found)
     support: dict[tuple[str, str], float] = defaultdict(float)
@@ -174,6 +174,15 @@ def value_answers(
                 score, value, claim = max(shared, key=lambda x: x[0])
         out.append(DocAnswer(value.key, value.span, claim, value, score))
     return out
+
+
+BESIDE_CHARS = 20
+"""How far either side of a value the question's words count as beside it."""
+
+
+def beside_share(predicate: list[str], text: str, v: Value, chars: int = BESIDE_CHARS) -> float:
+    """The share of the question's predicate words within ``chars`` characters of ``v`` in ``text``."""
+    return overlap(predicate, text[max(0, v.start - chars):v.end + chars]) if predicate else 0.0
 
 
 _ENUMERATOR_END = re.compile(r"\s*[.):|]")
@@ -283,19 +292,28 @@ def shared_keys(found: list[DocAnswer | None]) -> list[DocAnswer | None]:
     return out
 
 
-def backed_answers(found: list[DocAnswer | None], texts: list[str], live: list[bool]) -> list[DocAnswer | None]:
+def backed_answers(found: list[DocAnswer | None], texts: list[str], live: list[bool],
+                   predicate: list[str] = ()) -> list[DocAnswer | None]:
     """A value answer no other document gives yields to one that more documents give, when
     the document states that value too (anywhere in its text, in any wording).
 
     Such a document does not contradict the others: its own pick is a role error (the
     24 hours check-in opens beside the one hour it closes; the six weeks for other carers
-    beside the sixteen asked). A document that states only its own value keeps it."""
+    beside the sixteen asked). A document that states only its own value keeps it, and so
+    does one whose claim holds the other value with none of the question's words beside it
+    while its own has some: the sentence answers with its own value and only refers to the
+    other ("was $4.76 billion, compared with $4.82 billion as previously reported")."""
     count = Counter(a.key for i, a in enumerate(found) if live[i] and a is not None and a.value is not None)
     out = list(found)
     for i, a in enumerate(found):
         if not live[i] or a is None or a.value is None or count[a.key] != 1:
             continue
         stated = [v for v in extract_values(texts[i]) if comparable(v, a.value)]
+        if a.claim is not None and predicate:
+            claim = a.claim.sentence.text
+            own = beside_share(predicate, claim, a.value)
+            referred = [v.key for v in extract_values(claim) if own > 0 and not beside_share(predicate, claim, v)]
+            stated = [v for v in stated if v.key not in referred]
         backed = [(count[b.key], b.key, v) for j, b in enumerate(found) if j != i and live[j] and b is not None
                   and b.value is not None and count[b.key] > 1 for v in stated if _restates(v, b.value)]
         if backed:

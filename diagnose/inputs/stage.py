@@ -98,7 +98,8 @@ def analyze_inputs(
     claim_spans = [[(c.sentence.start, c.sentence.start + len(c.sentence.text)) for c in doc] for doc in claims]
     copies = cf.copy_mismatches(texts, claim_spans, settings.duplicate_ratio, live, settings.copy_span_words)
     if not yes_no:
-        found = backed_answers(shared_keys(edited_answers(copies, found)), texts, live)
+        found = backed_answers(shared_keys(edited_answers(copies, found)), texts, live,
+                               content_tokens(predicate_text(case.question)))
     assignment = _group(emb, found, noise, copies, settings)
 
     center_ids = [f"c{k + 1}" for k in range(1 + max((a for a in assignment if a is not None), default=-1))]

@@ -139,3 +139,16 @@ def test_a_lone_value_yields_to_the_shared_one_its_document_also_states():
     out = backed_answers(shared_keys(found), texts, [True] * 4)
     assert out[2].span == "one hour" and agree(out[2], out[0])
     assert out[3].span == "20 minutes" and disagree(out[3], out[0])  # it states nothing else: it keeps its own
+
+
+def test_a_value_its_sentence_only_refers_to_does_not_take_the_shared_one():
+    texts = ["Revised figures: the plant's output in 2021 was 310 tonnes, against 290 tonnes in the first estimate.",
+             "Output in 2021: 290 tonnes.", "The plant produced 290 tonnes in 2021."]
+    predicate = content_tokens("plant output 2021")
+    firsts = [next(v for v in extract_values(t) if v.kind == "quantity") for t in texts]
+    found = [DocAnswer(v.key, v.span, _claim(i, t), v, 1.0) for i, (t, v) in enumerate(zip(texts, firsts))]
+    assert [a.span for a in found] == ["310 tonnes", "290 tonnes", "290 tonnes"]
+    out = backed_answers(found, texts, [True] * 3, predicate)
+    assert out[0].span == "310 tonnes" and disagree(out[0], out[1])
+    # without the question's words the reference cannot be told from a role error: it yields
+    assert backed_answers(found, texts, [True] * 3)[0].span == "290 tonnes"
