@@ -302,7 +302,7 @@ def backed_answers(found: list[DocAnswer | None], texts: list[str], live: list[b
     beside the sixteen asked). A document that states only its own value keeps it, and so
     does one whose claim holds the other value with none of the question's words beside it
     while its own has some: the sentence answers with its own value and only refers to the
-    other ("was $4.76 billion, compared with $4.82 billion as previously reported")."""
+    other ("output was 310 tonnes, against 290 tonnes in the first estimate")."""
     count = Counter(a.key for i, a in enumerate(found) if live[i] and a is not None and a.value is not None)
     out = list(found)
     for i, a in enumerate(found):
