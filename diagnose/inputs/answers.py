@@ -322,6 +322,23 @@ def backed_answers(found: list[DocAnswer | None], texts: list[str], live: list[b
     return out
 
 
+def unopposed_answers(found: list[DocAnswer | None], texts: list[str], live: list[bool]) -> list[DocAnswer | None]:
+    """A value answer no other document gives, but that every other document with a value
+    answer states too, in any wording, is no answer.
+
+    The others do not contradict it: they state it in another role (the length of a course
+    beside the interval asked), so it is the document's pick that answers something else."""
+    count = Counter(a.key for i, a in enumerate(found) if live[i] and a is not None and a.value is not None)
+    out = list(found)
+    for i, a in enumerate(found):
+        if not live[i] or a is None or a.value is None or count[a.key] != 1:
+            continue
+        others = [j for j, b in enumerate(found) if j != i and live[j] and b is not None and b.value is not None]
+        if others and all(any(_restates(v, a.value) for v in extract_values(texts[j])) for j in others):
+            out[i] = None
+    return out
+
+
 def disagree(a: DocAnswer | None, b: DocAnswer | None) -> bool:
     """Whether two documents' answers contradict: comparable values that differ, or opposite
     stances. Soft keys never contradict (:data:`SOFT_PREFIXES`), nor answers of different types."""

@@ -33,7 +33,7 @@ from diagnose.inputs import conflict as cf
 from diagnose.inputs import layout
 from diagnose.inputs.answers import (
     NAME_PREFIX, SOFT_PREFIXES, DocAnswer, backed_answers, disagree, edited_answers, name_answers, shared_keys,
-    stance_answers, stance_camps, value_answers,
+    stance_answers, stance_camps, unopposed_answers, value_answers,
 )
 from diagnose.inputs.claims import document_sentences, find_claims
 from diagnose.inputs.compare import compare_sides, pair_split
@@ -100,6 +100,7 @@ def analyze_inputs(
     if not yes_no:
         found = backed_answers(shared_keys(edited_answers(copies, found)), texts, live,
                                content_tokens(predicate_text(case.question)))
+        found = unopposed_answers(found, texts, live)
     assignment = _group(emb, found, noise, copies, settings)
 
     center_ids = [f"c{k + 1}" for k in range(1 + max((a for a in assignment if a is not None), default=-1))]

@@ -2,7 +2,7 @@
 
 from diagnose.inputs.answers import (
     NO, YES, DocAnswer, agree, backed_answers, disagree, edited_answers, name_answers, shared_keys, stance_answers,
-    value_answers,
+    unopposed_answers, value_answers,
 )
 from diagnose.inputs.claims import Claim
 from diagnose.inputs.conflict import PairEvidence
@@ -152,3 +152,16 @@ def test_a_value_its_sentence_only_refers_to_does_not_take_the_shared_one():
     assert out[0].span == "310 tonnes" and disagree(out[0], out[1])
     # without the question's words the reference cannot be told from a role error: it yields
     assert backed_answers(found, texts, [True] * 3)[0].span == "290 tonnes"
+
+
+def test_a_lone_value_every_other_document_also_states_answers_nothing():
+    texts = ["Take it every 8 hours for 7 days.", "Dose: one tablet every eight hours, for 7 days.",
+             "Course: 7 days."]
+    found = [DocAnswer(v.key, v.span, None, v, 1.0) for v in
+             (extract_values(texts[0])[0], extract_values(texts[1])[0], extract_values(texts[2])[0])]
+    assert [a.span for a in found] == ["8 hours", "eight hours", "7 days"]
+    out = unopposed_answers(shared_keys(found), texts, [True] * 3)
+    assert out[2] is None and agree(out[0], out[1])
+    # a value that one of the others does not state is a contradiction: it stays
+    texts[1] = "Dose: one tablet every eight hours."
+    assert unopposed_answers(shared_keys(found), texts, [True] * 3)[2].span == "7 days"
