@@ -109,23 +109,6 @@ def test_malformed_json_names_line(tmp_path: Path) -> None:
     assert _line_of(str(info.value)) == 4
 
 
-def test_empty_file_is_a_case_error(tmp_path: Path) -> None:
-    f = tmp_path / "empty.yaml"
-    f.write_text("", encoding="utf-8")
-    with pytest.raises(CaseError) as info:
-        load_case(f)
-    assert info.value.field == "$"
-
-
-def test_field_errors_pass_through(tmp_path: Path) -> None:
-    f = tmp_path / "c.yaml"
-    f.write_text("id: c1\nquestion: q\nsampling:\n  top_p: 1.5\n", encoding="utf-8")
-    with pytest.raises(CaseError) as info:
-        load_case(f)
-    assert info.value.field == "sampling.top_p"
-    assert "1.5" in str(info.value)
-
-
 @pytest.mark.parametrize(
     "name, text, field, shown",
     [
@@ -150,45 +133,33 @@ def test_non_finite_numbers_in_a_file_name_the_field(tmp_path: Path, name: str, 
     assert str(info.value) == f"{field}: must be a finite number (got {shown})"
 
 
-@pytest.mark.parametrize("name", ["c.yaml", "c.json"])
-def test_id_with_a_trailing_newline_is_refused(tmp_path: Path, name: str) -> None:
-    f = tmp_path / name
-    f.write_text(json.dumps({"id": "c1\n", "question": "q"}), encoding="utf-8")  # JSON is YAML too
-    with pytest.raises(CaseError) as info:
-        load_case(f)
-    assert info.value.field == "id"
-
-
-@pytest.mark.parametrize("name", ["deep.yaml", "deep.json"])
-def test_deeply_nested_file_is_a_case_error(tmp_path: Path, name: str) -> None:
-    # Both parsers recurse per level: a RecursionError, exit 1 as an internal failure.
-    f = tmp_path / name
-    f.write_text('{"id": "c1", "question": "q", "tags": ' + "[" * 50_000 + "]" * 50_000 + "}", encoding="utf-8")
-    with pytest.raises(CaseError) as info:
-        load_case(f)
-    assert info.value.field == "$"
-    assert "nested more than" in str(info.value)
-    assert info.value.exit_code == 2
-
-
-@pytest.mark.parametrize("name", ["deep.yaml", "deep.json"])
-def test_nesting_the_parser_survives_is_refused_before_the_case_is_read(tmp_path: Path, name: str) -> None:
-    f = tmp_path / name
-    f.write_text('{"id": "c1", "question": "q", "tags": ' + "[" * 200 + "]" * 200 + "}", encoding="utf-8")
-    with pytest.raises(CaseError) as info:
-        load_case(f)
-    assert info.value.field == "$"
-
-
-@pytest.mark.parametrize("name", ["big.yaml", "big.json"])
-def test_integer_too_long_to_parse_is_a_case_error(tmp_path: Path, name: str) -> None:
+MALFORMED = {
+    "id with a trailing newline": ('{"id": "c1\\n", "question": "q"}', "id", ""),
+    "empty file": ("", "$", ""),
+    "a field's own error passes through": ('{"id": "c1", "question": "q", "sampling": {"top_p": 1.5}}',
+                                           "sampling.top_p", "1.5"),
+    # Both parsers recurse per level: a RecursionError, exit 1 as an internal failure, before.
+    "nested too deep for the parser": ('{"id": "c1", "question": "q", "tags": ' + "[" * 50_000 + "]" * 50_000 + "}",
+                                       "$", "nested more than"),
+    "nested less deep than that, still too deep": (
+        '{"id": "c1", "question": "q", "tags": ' + "[" * 200 + "]" * 200 + "}", "$", "nested more than"),
     # Python refuses int() of more than 4300 digits with a ValueError: exit 1 before.
-    f = tmp_path / name
-    f.write_text('{"id": "c1", "question": "q", "sampling": {"top_k": ' + "9" * 5000 + "}}", encoding="utf-8")
+    "integer too long to parse": ('{"id": "c1", "question": "q", "sampling": {"top_k": ' + "9" * 5000 + "}}",
+                                  "$", "4300 digits"),
+}
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])  # JSON is YAML too: one text, both parsers
+@pytest.mark.parametrize("text, field, says", MALFORMED.values(), ids=MALFORMED.keys())
+def test_a_malformed_file_is_a_case_error_naming_its_field(
+        tmp_path: Path, suffix: str, text: str, field: str, says: str) -> None:
+    f = tmp_path / f"case{suffix}"
+    f.write_text(text, encoding="utf-8")
     with pytest.raises(CaseError) as info:
         load_case(f)
-    assert info.value.field == "$"
-    assert "4300 digits" in str(info.value)
+    assert info.value.field == field
+    assert says in str(info.value)
+    assert info.value.exit_code == 2
 
 
 def test_missing_file_is_usage_error(tmp_path: Path) -> None:

@@ -81,29 +81,33 @@ def test_a_near_copy_with_another_value_is_its_own_center(real_embedder):
     assert "142" in pair.evidence and "97" in pair.evidence
 
 
-@pytest.mark.models
-def test_equal_values_in_other_units_agree(real_embedder):
-    case = _case(
+CENTERED = {
+    "equal values in other units agree": (
         "How much memory does the Pro plan include?",
-        "Each Pro plan instance includes 1.5 GB of memory and 2 vCPUs.",
-        "Memory: Pro plan instances get 1536 MB; the Hobby plan gets 512 MB.",
-        "The Pro plan comes with 1.5 GB memory per instance, billed monthly.",
-    )
-    rep = analyze_inputs(case, real_embedder, S).report
-    assert _centers(rep) == [["d0", "d1", "d2"]]
-    assert not rep.conflict.detected
+        ("Each Pro plan instance includes 1.5 GB of memory and 2 vCPUs.",
+         "Memory: Pro plan instances get 1536 MB; the Hobby plan gets 512 MB.",
+         "The Pro plan comes with 1.5 GB memory per instance, billed monthly."),
+        [["d0", "d1", "d2"]], False),
+    "dates are compared by day": (
+        "When does the spring registration window close?",
+        ("The spring registration window closes on July 1, 2024 at midnight.",
+         "Registration for spring closes July 15, 2024; late requests are not accepted."),
+        [["d0"], ["d1"]], True),
+    "chinese paraphrases agree and are not noise": (
+        "新员工每年有多少天年假？",
+        ("根据员工手册，新员工每年享有5天带薪年假。",
+         "新入职员工的年假为五天，法定节假日不计入。",
+         "公司规定：入职第一年的员工，年假共5个工作日。"),
+        [["d0", "d1", "d2"]], False),
+}
 
 
 @pytest.mark.models
-def test_dates_are_compared_by_day(real_embedder):
-    case = _case(
-        "When does the spring registration window close?",
-        "The spring registration window closes on July 1, 2024 at midnight.",
-        "Registration for spring closes July 15, 2024; late requests are not accepted.",
-    )
-    rep = analyze_inputs(case, real_embedder, S).report
-    assert _centers(rep) == [["d0"], ["d1"]]
-    assert rep.conflict.detected
+@pytest.mark.parametrize("question, texts, centers, detected", CENTERED.values(), ids=CENTERED.keys())
+def test_documents_group_by_the_value_they_state(real_embedder, question, texts, centers, detected):
+    rep = analyze_inputs(_case(question, *texts), real_embedder, S).report
+    assert _centers(rep) == centers  # every document in a center: none is noise
+    assert rep.conflict.detected == detected
 
 
 STIPEND = _case(
@@ -183,20 +187,6 @@ def test_many_agreeing_documents_without_a_typed_answer_are_no_conflict(real_emb
     rep = analyze_inputs(_case("How do I reset the router?", *phrasing), real_embedder, S).report
     assert not rep.conflict.detected
     assert rep.noise_documents == []
-
-
-@pytest.mark.models
-def test_chinese_paraphrases_agree_and_are_not_noise(real_embedder):
-    case = _case(
-        "新员工每年有多少天年假？",
-        "根据员工手册，新员工每年享有5天带薪年假。",
-        "新入职员工的年假为五天，法定节假日不计入。",
-        "公司规定：入职第一年的员工，年假共5个工作日。",
-    )
-    rep = analyze_inputs(case, real_embedder, S).report
-    assert rep.noise_documents == []
-    assert _centers(rep) == [["d0", "d1", "d2"]]
-    assert not rep.conflict.detected
 
 
 @pytest.mark.models
