@@ -160,6 +160,10 @@ class TransformersBackend:
         self.batch_invariance: BatchInvariance = install_batch_invariance(model)
         """Whether half-precision products run batch-invariantly (the report's ``environment.batch_invariance``)."""
 
+    def engine_environment(self) -> dict[str, Any]:
+        """How this backend decodes, for the report's ``environment`` (``attention``, ``batch_invariance``)."""
+        return {"attention": self.attention.to_dict(), "batch_invariance": self.batch_invariance.to_dict()}
+
     def choose_attention(self) -> AttentionPlan:
         """Switch to shared-prefix attention when :func:`plan_attention` allows it; keep the stock one otherwise."""
         self.attention = plan_attention(self.model)

@@ -51,7 +51,6 @@ def random_backend(preset: str, tokenizer: Any, device: str, dtype: torch.dtype,
         "quantization": None,
         "device": device,
         "dtype": str(dtype).removeprefix("torch."),
-        "attention": backend.attention.to_dict(),
-        "batch_invariance": backend.batch_invariance.to_dict(),
+        **backend.engine_environment(),
     }
     return backend

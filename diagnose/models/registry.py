@@ -105,9 +105,7 @@ class ModelRegistry:
                 backend = TransformersBackend.load(directory, device=device, dtype=dtype)
             except (OSError, ValueError) as exc:
                 raise ModelError(f"could not load model {name!r} from {directory}: {exc}") from exc
-            backend.identity = {**self._identity(source, directory, device, dtype),
-                                "attention": backend.attention.to_dict(),
-                                "batch_invariance": backend.batch_invariance.to_dict()}
+            backend.identity = {**self._identity(source, directory, device, dtype), **backend.engine_environment()}
             self._generators[name] = backend
             self.load_seconds[f"generator:{name}"] = time.perf_counter() - started
             self.load_seconds[f"convert:{name}"] = converted
