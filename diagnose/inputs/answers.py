@@ -25,6 +25,7 @@ from diagnose.text.compare import comparable, same_value
 from diagnose.text.dates import date_precision
 from diagnose.text.names import name_key, proper_names
 from diagnose.text.sentences import content_tokens, overlap
+from diagnose.text.tables import cell_context
 from diagnose.text.value_classes import value_class
 from diagnose.text.value_types import Value
 from diagnose.text.values import extract_values
@@ -106,6 +107,7 @@ def value_answers(
     window: int = 60,
     dimensions: frozenset[str] = frozenset(),
     given: tuple[Value, ...] = (),
+    texts: list[str] | None = None,
 ) -> list[DocAnswer | None]:
     """Typed-value answer per document (None where the document states none of the answer class).
 
@@ -119,7 +121,10 @@ def value_answers(
     as the question asks (``dimensions``) scores higher: "how many weeks" is
     answered in weeks, whatever other amounts the claim holds. A value measured like one
     the question states as a condition ("in 24 hours") and not as the question asks scores
-    lower: "the most one may take in 24 hours" is not answered in hours."""
+    lower: "the most one may take in 24 hours" is not answered in hours.
+
+    texts: the documents, so that a value in a table cell is read by its row and column
+    (:func:`words_around`); without them, by the words of its sentence around it."""
     if kinds is not None and not kinds:
         return [None] * len(claims)
     conditions = frozenset(_measure(g) for g in given) - dimensions - {"number", ""}
@@ -135,14 +140,14 @@ def value_answers(
                     continue
                 if any(_restates(v, g) for g in given):
                     continue
-                near = overlap(predicate, text[max(0, v.start - window):v.end + window]) if predicate else 0.0
+                near = overlap(predicate, words_around(c, v, window, texts)) if predicate else 0.0
                 if kinds is None and (near <= 0.0 or v.kind == "date" and date_precision(v) == "year"):
                     continue  # a question that wants a year asks "when" or "what year"
                 if enumerates(text, v):
                     continue
                 fits = 0.5 if measured_as(v, dimensions) else -0.5 if measured_as(v, conditions) else 0.0
                 # the question's words right beside a value tell its role ("closes one hour before" vs "opens 24 hours before")
-                beside = beside_share(predicate, text, v, window // 3)
+                beside = beside_share(predicate, c, v, texts)
                 found.append((c.score - 0.02 * rank + 0.5 * near + 0.5 * beside + fits, v, c))
         cands.append(found)
     support: dict[tuple[str, str], float] = defaultdict(float)
@@ -180,9 +185,17 @@ BESIDE_CHARS = 20
 """How far either side of a value the question's words count as beside it."""
 
 
-def beside_share(predicate: list[str], text: str, v: Value, chars: int = BESIDE_CHARS) -> float:
-    """The share of the question's predicate words within ``chars`` characters of ``v`` in ``text``."""
-    return overlap(predicate, text[max(0, v.start - chars):v.end + chars]) if predicate else 0.0
+def words_around(claim: Claim, v: Value, chars: int, texts: list[str] | None = None) -> str:
+    """The words that say what ``claim``'s value ``v`` is: in a table cell its column's header
+    and its row's first cell (:func:`diagnose.text.tables.cell_context`, which needs the
+    documents' ``texts``), elsewhere the claim's words within ``chars`` characters either side."""
+    cell = cell_context(texts[claim.doc], claim.sentence.start + v.start) if texts is not None else None
+    return cell if cell is not None else claim.sentence.text[max(0, v.start - chars):v.end + chars]
+
+
+def beside_share(predicate: list[str], claim: Claim, v: Value, texts: list[str] | None = None) -> float:
+    """The share of the question's predicate words beside ``claim``'s value ``v`` (:func:`words_around`)."""
+    return overlap(predicate, words_around(claim, v, BESIDE_CHARS, texts)) if predicate else 0.0
 
 
 _ENUMERATOR_END = re.compile(r"\s*[.):|]")
@@ -309,11 +322,10 @@ def backed_answers(found: list[DocAnswer | None], texts: list[str], live: list[b
         if not live[i] or a is None or a.value is None or count[a.key] != 1:
             continue
         stated = [v for v in extract_values(texts[i]) if comparable(v, a.value)]
-        if a.claim is not None and predicate:
-            claim = a.claim.sentence.text
-            own = beside_share(predicate, claim, a.value)
-            referred = [v.key for v in extract_values(claim) if own > 0 and not beside_share(predicate, claim, v)]
-            stated = [v for v in stated if v.key not in referred]
+        if a.claim is not None and predicate and beside_share(predicate, a.claim, a.value, texts) > 0:
+            referred = [a.claim.sentence.start + v.start for v in a.claim.values
+                        if not beside_share(predicate, a.claim, v, texts)]
+            stated = [v for v in stated if v.start not in referred]
         backed = [(count[b.key], b.key, v) for j, b in enumerate(found) if j != i and live[j] and b is not None
                   and b.value is not None and count[b.key] > 1 for v in stated if _restates(v, b.value)]
         if backed:

@@ -75,7 +75,7 @@ def analyze_inputs(
     relevance = np.array([c[0].score if c else 0.0 for c in claims], np.float32)
 
     yes_no = is_yes_no_question(case.question)
-    found = _static_answers(case.question, claims, yes_no, settings)
+    found = _static_answers(case.question, claims, texts, yes_no, settings)
     # Noise is a fact of the text: decided on what the documents state, not on what a model reads into them.
     support = Counter(a.key for a in found if a and a.key)
     answered = np.array([a is not None and a.key is not None for a in found], bool)
@@ -131,14 +131,15 @@ def analyze_inputs(
     return InputAnalysis(report, emb, qvec, center_answers, projection, claim_emb)
 
 
-def _static_answers(question: str, claims, yes_no: bool, settings: InputSettings) -> list[DocAnswer | None]:
+def _static_answers(question: str, claims, texts: list[str], yes_no: bool,
+                    settings: InputSettings) -> list[DocAnswer | None]:
     """Each document's answer from its text: a stance, else a typed value, else a name."""
     if yes_no:
         return stance_answers(claims, settings.min_claim)
     predicate = content_tokens(predicate_text(question))
     found = value_answers(
         claims, asked_value_kinds(question), predicate, settings.min_claim, settings.tie_margin,
-        dimensions=asked_dimensions(question), given=tuple(extract_values(question)),
+        dimensions=asked_dimensions(question), given=tuple(extract_values(question)), texts=texts,
     )
     if not any(a is not None for a in found):
         found = name_answers(claims, question, settings.min_claim)

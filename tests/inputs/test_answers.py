@@ -165,3 +165,16 @@ def test_a_lone_value_every_other_document_also_states_answers_nothing():
     # a value that one of the others does not state is a contradiction: it stays
     texts[1] = "Dose: one tablet every eight hours."
     assert unopposed_answers(shared_keys(found), texts, [True] * 3)[2].span == "7 days"
+
+
+def test_a_table_cell_is_read_by_its_column_not_its_neighbour():
+    table = ("Model | Output | Input (AC)\n"
+             "PSU-100-12 | 12 V / 8.5 A | 100 ~ 240 Vac\n"
+             "PSU-300-12 | 12 V / 25 A | 90 ~ 264 Vac\n")
+    row = "PSU-300-12 | 12 V / 25 A | 90 ~ 264 Vac"
+    claim = Claim(0, Sentence(table.index(row), row), 1.0, tuple(extract_values(row)), 1)
+    predicate = content_tokens("What input voltage does the PSU-300-12 accept")
+    by_column = value_answers([[claim]], None, predicate, 0.2, 0.05, texts=[table])
+    assert by_column[0].span == "90 ~ 264 Vac"
+    # read by the words around it instead, the output cell beside the row label wins
+    assert value_answers([[claim]], None, predicate, 0.2, 0.05)[0].span != "90 ~ 264 Vac"
