@@ -385,8 +385,8 @@ def test_scheduled_run_on_a_postgres_worker(postgres_url):
         with psycopg.connect(postgres_url, autocommit=True) as conn:  # later workers here know no such task
             conn.execute("DELETE FROM procrastinate_jobs WHERE task_name = 'start_nightly_run'")
     assert started, "the periodic task never ran"
-    run = NightlyService(db, queue).get(started[0]["id"])
-    assert run["status"] == "done" and run["counts"] == {"pass": 3, "warn": 0, "fail": 0}
+    run = NightlyService(db, queue).get(started[0].id)
+    assert run.status == "done" and run.counts == {"pass": 3, "warn": 0, "fail": 0}
     assert sorted(c for c, _ in diagnoser.calls) == CASES[:3]
 
 
