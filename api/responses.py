@@ -1,36 +1,28 @@
 """The JSON bodies the service answers, as msgspec structs, so the OpenAPI document says what comes back.
 
-The services build plain mappings; :func:`typed` turns one into its struct at the edge
-(a controller's return). Members that a mapping may leave out are :data:`msgspec.UNSET`
-by default and are left out again when encoded, so a body is what it was before these
-types existed: absent stays absent, ``null`` stays ``null``. Every struct forbids unknown
-fields, so a member a service adds without adding it here fails loudly in the tests
-instead of disappearing from the answer.
+The services build them (:mod:`api.services.diagnoses`, ``library``, ``nightly``; ``/healthz`` its handler) and the
+controllers return them as they are. Members an answer may leave out are
+:data:`msgspec.UNSET` by default and are left out when encoded: absent stays absent,
+``null`` stays ``null``. A member a struct does not declare is refused when a service builds
+it (the constructor's keywords), and when an answer is decoded (``forbid_unknown_fields``).
 
 The report itself (contract section 3) stays a free-form mapping inside its envelope.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from diagnose.report import Verdict
 
-T = TypeVar("T")
-
 Timestamp = Annotated[str, Meta(description="UTC, ISO 8601.")]
 
 
 class _Body(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     pass
-
-
-def typed(kind: type[T], data: Any) -> T:
-    """``data`` (a service's mapping, or a list of them) as ``kind``."""
-    return msgspec.convert(data, kind)
 
 
 # -- /v1/diagnoses --------------------------------------------------------------------------------

@@ -241,7 +241,7 @@ def library_push(directory: Path, tags: tuple[str, ...]) -> None:
             raise CaseError(f"{item.relative_path}: {exc.field}", exc.detail) from None
     upgrade(settings.database_url)
     result = LibraryService(_database(), settings.limits).push([item.case for item in found])
-    for case in result["cases"]:
-        click.echo(f"{case['status']:<9} {case['case_id']} (version {case['version']})")
-    counts = ", ".join(f"{n} {status}" for status, n in sorted(result["counts"].items()))
+    for case in result.cases:
+        click.echo(f"{case.status:<9} {case.case_id} (version {case.version})")
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(result.counts.items()))
     click.echo(f"{len(found)} cases pushed: {counts}", err=True)

@@ -122,7 +122,7 @@ class Console:
         o = self.out
         style = _VERDICT_STYLE[report.verdict]
         o.print(f"\n[bold]{report.case_id}[/]  verdict: [{style}]{report.verdict.upper()}[/]")
-        for line in basis_lines(report.to_dict()):
+        for line in basis_lines(report):
             o.print(line, markup=False, highlight=False)
         inp = report.input
         conflict = inp.conflict

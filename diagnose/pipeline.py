@@ -289,7 +289,7 @@ def diagnose_case(case: Case, settings: Settings | None = None) -> Report:
 
 def nightly_diagnose_factory() -> "DiagnoseFn":
     """What ``diagnose nightly`` runs per case: one Diagnoser (models loaded once, settings from
-    the environment) whose reports go to the regression gate as dicts. Module level, so a
+    the environment) whose reports go to the regression gate. Module level, so a
     ``--workers`` pool can pickle it."""
     diagnoser = Diagnoser.from_settings(Settings.from_env())
-    return lambda case, seed_offset: diagnoser.run(case, seed_offset=seed_offset).to_dict()
+    return lambda case, seed_offset: diagnoser.run(case, seed_offset=seed_offset)

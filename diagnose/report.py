@@ -6,6 +6,7 @@ marked "extension" in their docstrings.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -369,6 +370,20 @@ class Report(msgspec.Struct, kw_only=True):
 
     def to_json(self, indent: int = 2) -> str:
         return msgspec.json.format(msgspec.json.encode(self.to_dict()), indent=indent).decode()
+
+
+def read_report(data: bytes | str | dict[str, Any]) -> Report:
+    """A stored report (its JSON text, or that text parsed) as a :class:`Report`.
+
+    The one way back from a report's JSON (run directories, ``--baseline`` files, the
+    service's database). Parsed with :func:`json.loads`, which reads what ``json.dumps``
+    writes (``NaN`` included). A report written before a field existed gets the field's
+    struct default; anything that is not a report raises :class:`msgspec.ValidationError`
+    naming the field.
+    """
+    if isinstance(data, (bytes, str)):
+        data = json.loads(data)
+    return msgspec.convert(data, Report)
 
 
 def verdict_of(findings: list[Finding]) -> Verdict:

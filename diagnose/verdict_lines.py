@@ -2,31 +2,28 @@
 
 First the finding that set the verdict, then whether the sampled model stands in for
 the served one, then whether the sampling findings were decided against a control.
-Reads the report as its JSON dict (``Report.to_dict``), as the nightly summaries hold it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from diagnose.report import Report
 
 __all__ = ["basis_lines"]
 
 
-def basis_lines(report: dict[str, Any]) -> list[str]:
-    basis = report.get("basis") or {}
-    findings = report.get("findings") or []
+def basis_lines(report: Report) -> list[str]:
+    basis, sampling = report.basis, report.sampling
     lines = []
-    deciding = next((f for f in findings if f.get("rule") == basis.get("deciding")), None)
+    deciding = next((f for f in report.findings if basis is not None and f.rule == basis.deciding), None)
     if deciding is not None:
-        lines.append(f"set by {deciding['rule']} ({deciding['severity']}): {_first_sentence(deciding.get('advice', ''))}")
-    if basis.get("stand_in"):
-        lines.append(f"stand-in model: {basis['stand_in']}; its own behaviour is reported as info")
-    sampling = report.get("sampling")
-    control = (sampling or {}).get("control")
-    if control:
-        lines.append(f"controlled: sampling findings compared with {control['description']} "
-                     f"(same model, seeds and settings; {control.get('wall_seconds', 0):.1f}s)")
-    elif sampling:
+        lines.append(f"set by {deciding.rule} ({deciding.severity}): {_first_sentence(deciding.advice)}")
+    if basis is not None and basis.stand_in:
+        lines.append(f"stand-in model: {basis.stand_in}; its own behaviour is reported as info")
+    control = sampling.control if sampling is not None else None
+    if control is not None:
+        lines.append(f"controlled: sampling findings compared with {control.description} "
+                     f"(same model, seeds and settings; {control.wall_seconds:.1f}s)")
+    elif sampling is not None:
         lines.append("uncontrolled: sampling findings were not compared with a control (run without --no-controls)")
     return lines
 

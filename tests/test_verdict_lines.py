@@ -21,7 +21,7 @@ def test_the_deciding_finding_is_the_first_of_the_worst_severity():
 
 def test_lines_name_the_deciding_finding_first_then_stand_in_then_control():
     report, _ = _run(_case("1937", "1937", "1952"))
-    lines = basis_lines(report.to_dict())
+    lines = basis_lines(report)
     assert lines[0].startswith("set by sampling.split_center_pull (fail): ")
     assert lines[1].startswith("stand-in model: the embedded default model")
     assert lines[2].startswith("controlled: sampling findings compared with the dominant center's documents alone")
@@ -31,7 +31,7 @@ def test_lines_name_the_deciding_finding_first_then_stand_in_then_control():
 
 def test_an_uncontrolled_run_says_so():
     report, _ = _run(_case("1937", "1937", "1952", stand_in=False), controls=False)
-    lines = basis_lines(report.to_dict())
+    lines = basis_lines(report)
     assert lines[-1].startswith("uncontrolled:") and not any(x.startswith("stand-in") for x in lines)
 
 
@@ -39,5 +39,5 @@ def test_junit_lines_open_with_the_verdict_and_what_set_it():
     from diagnose.nightly.junit import key_metrics
 
     report, _ = _run(_case("1937", "1937", "1952"))
-    lines = key_metrics(report.to_dict())
+    lines = key_metrics(report)
     assert lines[0] == "verdict: fail" and lines[1].startswith("set by sampling.split_center_pull")

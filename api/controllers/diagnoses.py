@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-import msgspec
 from anyio import to_thread
 from litestar import Controller, Request, Response, delete, get, post
 from litestar.exceptions import ValidationException
@@ -12,11 +11,11 @@ from litestar.di import NamedDependency
 from litestar.params import BodyKwarg, FromPath, QueryParameter
 
 from api.openapi import case_body_schema, links_from, problem_responses
-from api.responses import DiagnosisView, SubmittedDiagnosis, typed
+from api.responses import DiagnosisView, SubmittedDiagnosis
 from api.security import HTML_HEADERS
 from api.services.diagnoses import DiagnosisService
 from diagnose.html import render_report_html
-from diagnose.report import Report
+from diagnose.report import read_report
 
 CASE_EXAMPLE = {
     "id": "broken-bow-population",
@@ -65,9 +64,8 @@ class DiagnosesController(Controller):
             raise ValidationException("repair: needs mode=run (repairs are verified by sampling)",
                                       extra=[{"key": "repair", "message": "repair: needs mode=run"}])
         stored_mode = "repair" if repair else mode
-        submitted = await to_thread.run_sync(
+        return await to_thread.run_sync(
             lambda: service.submit(data, mode=stored_mode, rerun=rerun, api_key_id=caller.key_id, scope=caller.scope))
-        return typed(SubmittedDiagnosis, {**submitted.view, "reused": submitted.reused})
 
     @get(summary="Recent diagnoses", responses=problem_responses(400, 401, 429))
     async def list_recent(
@@ -79,19 +77,18 @@ class DiagnosesController(Controller):
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     ) -> list[DiagnosisView]:
         """The newest first; each without its report (read it with ``GET /v1/diagnoses/{id}``)."""
-        return typed(list[DiagnosisView],
-                     await to_thread.run_sync(lambda: service.list(status=status, case_id=case_id, limit=limit,
-                                                                   scope=request.state.caller.scope)))
+        return await to_thread.run_sync(lambda: service.list(status=status, case_id=case_id, limit=limit,
+                                                             scope=request.state.caller.scope))
 
     @get("/{diagnosis_id:str}", summary="A diagnosis: status, progress, report when done",
          responses=problem_responses(400, 401, 404, 429))
     async def read(self, request: Request, service: Service, diagnosis_id: FromPath[str]) -> DiagnosisView:
-        return typed(DiagnosisView, await to_thread.run_sync(service.get, diagnosis_id, request.state.caller.scope))
+        return await to_thread.run_sync(service.get, diagnosis_id, request.state.caller.scope)
 
     @delete("/{diagnosis_id:str}", status_code=202, summary="Cancel a queued or running diagnosis",
             responses=problem_responses(400, 401, 404, 409, 429))
     async def cancel(self, request: Request, service: Service, diagnosis_id: FromPath[str]) -> DiagnosisView:
-        return typed(DiagnosisView, await to_thread.run_sync(service.cancel, diagnosis_id, request.state.caller.scope))
+        return await to_thread.run_sync(service.cancel, diagnosis_id, request.state.caller.scope)
 
     @get("/{diagnosis_id:str}/report.json", summary="The report JSON alone",
          responses=problem_responses(400, 401, 404, 409, 429))
@@ -103,5 +100,5 @@ class DiagnosesController(Controller):
          responses=problem_responses(400, 401, 404, 409, 429))
     async def report_html(self, request: Request, service: Service, diagnosis_id: FromPath[str]) -> Response[str]:
         report = await to_thread.run_sync(service.report, diagnosis_id, request.state.caller.scope)
-        html = render_report_html(msgspec.convert(report, Report))
+        html = render_report_html(read_report(report))
         return Response(html, media_type="text/html", headers=HTML_HEADERS)

@@ -17,7 +17,7 @@ from litestar.di import NamedDependency
 
 from api.openapi import problem_responses
 from api.problems import problem
-from api.responses import Health, typed
+from api.responses import Health
 from api.services.diagnoses import DiagnosisService
 
 
@@ -56,4 +56,4 @@ async def healthz(service: NamedDependency[DiagnosisService]) -> Health:
     if facts["pending"] >= capacity:
         raise problem(503, "queue full", f"{facts['pending']} of {capacity} slots in use",
                        headers=service.admission.retry_after, **details)
-    return typed(Health, {"status": "ok", **details})
+    return Health(status="ok", **details)

@@ -11,7 +11,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import BodyKwarg, QueryParameter
 
 from api.openapi import case_body_schema, problem_responses
-from api.responses import LibraryEntry, LibraryPushResult, typed
+from api.responses import LibraryEntry, LibraryPushResult
 from api.services.diagnoses import DiagnosisService
 from api.services.library import LibraryPush, LibraryService
 
@@ -62,7 +62,7 @@ class LibraryController(Controller):
         limited in cases and prompt characters, the library in current cases (413
         naming ``cases``).
         """
-        return typed(LibraryPushResult, await to_thread.run_sync(library.push_body, data, request.state.caller.key_id))
+        return await to_thread.run_sync(library.push_body, data, request.state.caller.key_id)
 
     @get(summary="Current library cases with their latest nightly verdict",
          responses=problem_responses(400, 401, 429))
@@ -73,4 +73,4 @@ class LibraryController(Controller):
         tag: Annotated[list[str] | None, QueryParameter(description="Only cases carrying every given tag.")] = None,
     ) -> list[LibraryEntry]:
         scope = request.state.caller.scope
-        return typed(list[LibraryEntry], await to_thread.run_sync(lambda: library.list(tag or (), scope)))
+        return await to_thread.run_sync(lambda: library.list(tag or (), scope))

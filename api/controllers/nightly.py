@@ -11,7 +11,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from api.openapi import links_from, problem_responses
-from api.responses import NightlyRunView, typed
+from api.responses import NightlyRunView
 from api.services.diagnoses import DiagnosisService
 from api.services.nightly import NightlyService
 
@@ -67,8 +67,8 @@ class NightlyRunsController(Controller):
         """
         body = data or NightlyRunRequest()
         owner = request.state.caller.key_id
-        return typed(NightlyRunView, await to_thread.run_sync(lambda: nightly.start_run(
-            body.tags, body.baseline, body.fail_on, body.seed_offset, owner=owner)))
+        return await to_thread.run_sync(lambda: nightly.start_run(
+            body.tags, body.baseline, body.fail_on, body.seed_offset, owner=owner))
 
     @get(summary="Recent nightly runs with progress and counts", responses=problem_responses(400, 401, 429))
     async def list_recent(
@@ -79,14 +79,13 @@ class NightlyRunsController(Controller):
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     ) -> list[NightlyRunView]:
         scope = request.state.caller.scope
-        return typed(list[NightlyRunView],
-                     await to_thread.run_sync(lambda: nightly.list(status=status, limit=limit, scope=scope)))
+        return await to_thread.run_sync(lambda: nightly.list(status=status, limit=limit, scope=scope))
 
     @get("/{run_id:str}", summary="A nightly run: progress (finished/total), summary when done",
          responses=problem_responses(400, 401, 404, 429))
     async def read(self, request: Request, nightly: Nightly, run_id: FromPath[str]) -> NightlyRunView:
         scope = request.state.caller.scope
-        return typed(NightlyRunView, await to_thread.run_sync(lambda: nightly.get(run_id, scope=scope)))
+        return await to_thread.run_sync(lambda: nightly.get(run_id, scope=scope))
 
     @get("/{run_id:str}/junit.xml", media_type="application/xml", summary="JUnit XML, one test case per case",
          responses=problem_responses(400, 401, 404, 409, 429))

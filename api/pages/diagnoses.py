@@ -14,6 +14,7 @@ from api.db.models import PENDING
 from api.pages import format as fmt
 from api.pages.queries import DiagnosisDetail, DiagnosisSummary
 from api.pages.report_body import report_body
+from api.responses import DiagnosisLinks
 from api.services.diagnoses import links
 from diagnose.html.centers import GREY, center_colors
 from diagnose.report import InputReport
@@ -72,7 +73,7 @@ class DiagnosisPage:
     status: str
     verdict: str | None
     facts: list[fmt.KeyValue]
-    links: dict[str, str]
+    links: DiagnosisLinks
     refresh_s: int | None
     """Seconds until the page reloads itself; None once the diagnosis is finished."""
     progress: ProgressView | None

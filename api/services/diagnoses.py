@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import msgspec
+from msgspec import UNSET
 
 from api.db.models import Diagnosis, iso_utc
 from api.db.session import Database
 from api.db.store import (cancel, find_cached, mark_not_queued, pending_count, recent_diagnoses,
                           record_report, sha256_of)
+from api.responses import DiagnosisLinks, DiagnosisView, SubmittedDiagnosis
 from api.services.admission import Admission, job_cost
 from api.services.errors import Conflict, InvalidCase, NotFound, Unavailable
 from api.services.inline import InlineEngine
@@ -24,12 +25,6 @@ from diagnose.models import resolve_generator
 
 Mode = Literal["inputs", "run", "repair"]
 """``repair``: a run with verified repairs (``POST /v1/diagnoses?repair=true``)."""
-
-
-@dataclass
-class Submitted:
-    view: dict[str, Any]
-    reused: bool
 
 
 class DiagnosisService:
@@ -48,7 +43,7 @@ class DiagnosisService:
 
     # -- submit -----------------------------------------------------------------
     def submit(self, body: Any, mode: Mode = "run", rerun: bool = False, api_key_id: int | None = None,
-               seed_offset: int = 0, scope: int | None = None) -> Submitted:
+               seed_offset: int = 0, scope: int | None = None) -> SubmittedDiagnosis:
         """``api_key_id`` owns what is stored; an identical earlier request is reused only when
         ``scope`` may read it (:attr:`api.services.auth.Caller.scope`: its own key's, None: any)."""
         case = parse_case(body, self.settings.limits)
@@ -62,12 +57,12 @@ class DiagnosisService:
             with self.db.session() as session:
                 cached = find_cached(session, key, scope)
                 if cached is not None:
-                    return Submitted(view(cached), reused=True)
+                    return submitted(view(cached), reused=True)
         if mode == "inputs" and len(case.documents) <= self.settings.queue.inline_inputs_max_documents:
-            return Submitted(self._inline(case, case_data, key, api_key_id), reused=False)
-        return Submitted(self._enqueue(case, case_data, key, mode, api_key_id, seed_offset), reused=False)
+            return submitted(self._inline(case, case_data, key, api_key_id), reused=False)
+        return submitted(self._enqueue(case, case_data, key, mode, api_key_id, seed_offset), reused=False)
 
-    def _inline(self, case: Case, case_data: dict, key: str, api_key_id: int | None) -> dict[str, Any]:
+    def _inline(self, case: Case, case_data: dict, key: str, api_key_id: int | None) -> DiagnosisView:
         if not self._inline_slots.acquire(blocking=False):
             limit = self.settings.queue.inline_concurrency
             raise Unavailable(f"{limit} inline diagnoses are running or waiting for the engine "
@@ -85,7 +80,7 @@ class DiagnosisService:
             return view(diagnosis)
 
     def _enqueue(self, case: Case, case_data: dict, key: str, mode: Mode, api_key_id: int | None,
-                 seed_offset: int) -> dict[str, Any]:
+                 seed_offset: int) -> DiagnosisView:
         cost = job_cost(case, mode)
         with self.admission.session(self.db) as session:
             self.admission.admit(session, owner=api_key_id, cost=cost)
@@ -102,7 +97,7 @@ class DiagnosisService:
 
     # -- read and cancel --------------------------------------------------------
     # ``scope``: the key whose diagnoses the caller may see (None: all); another key's is a 404.
-    def get(self, diagnosis_id: str, scope: int | None = None) -> dict[str, Any]:
+    def get(self, diagnosis_id: str, scope: int | None = None) -> DiagnosisView:
         with self.db.session() as session:
             return view(self._load(session, diagnosis_id, scope))
 
@@ -114,12 +109,12 @@ class DiagnosisService:
             return diagnosis.report
 
     def list(self, status: str | None = None, case_id: str | None = None, limit: int = 50,
-             scope: int | None = None) -> list[dict[str, Any]]:
+             scope: int | None = None) -> list[DiagnosisView]:
         with self.db.session() as session:
             return [view(d, with_report=False)
                     for d in recent_diagnoses(session, limit, case_id=case_id, status=status, scope=scope)]
 
-    def cancel(self, diagnosis_id: str, scope: int | None = None) -> dict[str, Any]:
+    def cancel(self, diagnosis_id: str, scope: int | None = None) -> DiagnosisView:
         """A queued diagnosis ends cancelled; a running one is flagged and its worker stops at its
         next progress report (within a second), and never records it done afterwards."""
         with self.db.session(immediate=True) as session:
@@ -171,31 +166,33 @@ def _new(case: Case, case_data: dict, key: str, mode: Mode, api_key_id: int | No
                      api_key_id=api_key_id, seed_offset=seed_offset)
 
 
-def links(diagnosis_id: str) -> dict[str, str]:
+def links(diagnosis_id: str) -> DiagnosisLinks:
     base = f"/v1/diagnoses/{diagnosis_id}"
-    return {"self": base, "report": f"{base}/report.json", "report_html": f"{base}/report.html", "page": f"/diagnoses/{diagnosis_id}"}
+    return DiagnosisLinks(self=base, report=f"{base}/report.json", report_html=f"{base}/report.html",
+                          page=f"/diagnoses/{diagnosis_id}")
 
 
-def view(diagnosis: Diagnosis, with_report: bool = True) -> dict[str, Any]:
-    """The JSON shape of contract section 4 (``id, status, report?, error?``) plus progress and links."""
-    data: dict[str, Any] = {
-        "id": diagnosis.id,
-        "status": diagnosis.status,
-        "mode": diagnosis.mode,
-        "case_id": diagnosis.case_id,
-        "verdict": diagnosis.verdict,
-        "attempts": diagnosis.attempts,
-        "created_at": iso_utc(diagnosis.created_at),
-        "started_at": iso_utc(diagnosis.started_at),
-        "finished_at": iso_utc(diagnosis.finished_at),
-        "links": links(diagnosis.id),
-    }
-    if diagnosis.progress:
-        data["progress"] = diagnosis.progress
-    if diagnosis.cancel_requested and diagnosis.status == "running":
-        data["cancel_requested"] = True
-    if with_report and diagnosis.report is not None:
-        data["report"] = diagnosis.report
-    if diagnosis.error is not None:
-        data["error"] = diagnosis.error
-    return data
+def view(diagnosis: Diagnosis, with_report: bool = True) -> DiagnosisView:
+    """Contract section 4 (``id, status, report?, error?``) plus progress and links; what a
+    diagnosis lacks is left out of the answer (``UNSET``)."""
+    return DiagnosisView(
+        id=diagnosis.id,
+        status=diagnosis.status,
+        mode=diagnosis.mode,
+        case_id=diagnosis.case_id,
+        verdict=diagnosis.verdict,
+        attempts=diagnosis.attempts,
+        created_at=iso_utc(diagnosis.created_at),
+        started_at=iso_utc(diagnosis.started_at),
+        finished_at=iso_utc(diagnosis.finished_at),
+        links=links(diagnosis.id),
+        progress=diagnosis.progress or UNSET,
+        cancel_requested=True if diagnosis.cancel_requested and diagnosis.status == "running" else UNSET,
+        report=diagnosis.report if with_report and diagnosis.report is not None else UNSET,
+        error=diagnosis.error if diagnosis.error is not None else UNSET,
+    )
+
+
+def submitted(diagnosis: DiagnosisView, reused: bool) -> SubmittedDiagnosis:
+    """The answer to a submission: the diagnosis, and whether a stored identical request answered it."""
+    return SubmittedDiagnosis(**msgspec.structs.asdict(diagnosis), reused=reused)

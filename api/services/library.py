@@ -21,6 +21,7 @@ from api.db.library import (case_versions, current_case_ids, current_cases, late
                             referenced_versions, version_counts)
 from api.db.models import LibraryCase, iso_utc
 from api.db.session import Database
+from api.responses import LatestResult, LibraryEntry, LibraryPushResult, PushedCase
 from api.services.errors import InvalidCase, ServiceError, TooLarge, as_service_error
 from api.services.limits import check_case_limits, check_case_size, check_prompt_tokens, check_raw_case
 from api.settings import Limits
@@ -45,15 +46,15 @@ class LibraryService:
         self.prompt_tokens = prompt_tokens
         """The API's token counter; without one (the CLI) a case's prompt is bounded by characters only."""
 
-    def push_body(self, body: Any, owner: int | None = None) -> dict[str, Any]:
+    def push_body(self, body: Any, owner: int | None = None) -> LibraryPushResult:
         """``{"cases": [case, ...]}`` from the API into ``owner``'s library (the pushing key's; each
         key keeps its own): every case is validated before any is stored, and the push must fit
         :attr:`Limits.max_library_push_cases` and :attr:`Limits.max_library_cases`."""
         cases = parse_cases(body, self.limits, self.prompt_tokens)
         return self._store(cases, self.limits.max_library_cases, owner)
 
-    def push(self, cases: Sequence[Case]) -> dict[str, Any]:
-        """Store each case (see the module docstring); ``{counts, cases: [{case_id, version, status, ...}]}``.
+    def push(self, cases: Sequence[Case]) -> LibraryPushResult:
+        """Store each case (see the module docstring); the counts per status, and each case's version and status.
 
         Each case passes :func:`~api.services.limits.check_case_size` first (one over a
         limit stores nothing); the per-push and library-size limits are the API's
@@ -63,26 +64,26 @@ class LibraryService:
             _checked(i, lambda case=case: check_case_size(case, self.limits, self.prompt_tokens))
         return self._store(cases, None, None)
 
-    def _store(self, cases: Sequence[Case], max_total: int | None, owner: int | None) -> dict[str, Any]:
+    def _store(self, cases: Sequence[Case], max_total: int | None, owner: int | None) -> LibraryPushResult:
         with self.db.session() as session:
             lock_pushes(session)
             if max_total is not None:
                 _check_library_size(session, cases, max_total, owner)
             results = [_push_one(session, case, owner, self.limits.max_library_versions) for case in cases]
-        return {"counts": dict(Counter(r["status"] for r in results)), "cases": results}
+        return LibraryPushResult(counts=dict(Counter(r.status for r in results)), cases=results)
 
-    def list(self, tags: Sequence[str] = (), scope: int | None = None) -> list[dict[str, Any]]:
+    def list(self, tags: Sequence[str] = (), scope: int | None = None) -> list[LibraryEntry]:
         """Current versions carrying every tag in ``tags`` that ``scope`` may read (None: every
         key's library), with the latest nightly verdict of each."""
         with self.db.session() as session:
             rows = current_cases(session, tags, scope)
             versions = version_counts(session)
             latest = latest_done_results(session, [r.id for r in rows])
-            return [{
-                "case_id": r.case_id, "content_hash": r.content_hash, "tags": list(r.tags),
-                "versions": versions.get((r.api_key_id, r.case_id), 1), "created_at": iso_utc(r.created_at),
-                "latest": _latest_view(latest.get(r.id)),
-            } for r in rows]
+            return [LibraryEntry(
+                case_id=r.case_id, content_hash=r.content_hash, tags=list(r.tags),
+                versions=versions.get((r.api_key_id, r.case_id), 1), created_at=iso_utc(r.created_at),
+                latest=_latest_view(latest.get(r.id)),
+            ) for r in rows]
 
 
 def parse_cases(body: Any, limits: Limits, prompt_tokens: Callable[[Case], int] | None = None) -> list[Case]:
@@ -146,7 +147,7 @@ def _check_library_size(session: Session, cases: Sequence[Case], max_total: int,
                        f"{max_total} are accepted (RAG_DIAGNOSE_MAX_LIBRARY_CASES)", "cases")
 
 
-def _push_one(session: Session, case: Case, owner: int | None, keep: int) -> dict[str, Any]:
+def _push_one(session: Session, case: Case, owner: int | None, keep: int) -> PushedCase:
     digest, tags = content_hash(case), sorted(set(case.tags))
     data = msgspec.to_builtins(case)
     versions = case_versions(session, case.id, owner)
@@ -167,8 +168,8 @@ def _push_one(session: Session, case: Case, owner: int | None, keep: int) -> dic
             version.current = False
     session.flush()
     versions = _keep_newest(session, versions, keep)
-    return {"case_id": case.id, "content_hash": digest, "tags": tags,
-            "version": versions.index(match) + 1, "status": status}
+    return PushedCase(case_id=case.id, content_hash=digest, tags=tags, version=versions.index(match) + 1,
+                      status=status)
 
 
 def _keep_newest(session: Session, versions: list[LibraryCase], keep: int) -> list[LibraryCase]:
@@ -186,9 +187,9 @@ def _keep_newest(session: Session, versions: list[LibraryCase], keep: int) -> li
     return [v for v in versions if v not in doomed]
 
 
-def _latest_view(result: Row | None) -> dict[str, Any] | None:
-    """A :func:`~api.db.library.latest_done_results` row as ``{verdict, run_id, diagnosis_id, finished_at}``."""
+def _latest_view(result: Row | None) -> LatestResult | None:
+    """A :func:`~api.db.library.latest_done_results` row as its answer."""
     if result is None:
         return None
-    return {"verdict": result.verdict, "run_id": result.run_id, "diagnosis_id": result.diagnosis_id,
-            "finished_at": iso_utc(result.finished_at)}
+    return LatestResult(verdict=result.verdict, run_id=result.run_id, diagnosis_id=result.diagnosis_id,
+                        finished_at=iso_utc(result.finished_at))

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 from typing import Any, Literal, Sequence
 
+from msgspec import UNSET
+
 from api.db.library import library_of
 from api.db.models import Diagnosis, LibraryCase, NightlyItem, NightlyRun, iso_utc, new_id
 from api.db.nightly import latest_done_run, recent_runs, run_progress, runs_by_id
 from api.db.session import Database
 from api.db.store import finish, mark_not_queued, sha256_of
+from api.responses import NightlyRunView, RunLinks, RunProgress
 from api.services.admission import Admission, job_cost
 from api.services.diagnoses import visible
 from api.services.errors import Conflict, InvalidRequest, NotFound, ServiceError, Unavailable, failure_record
@@ -53,7 +56,7 @@ class NightlyService:
         self.admission = admission or Admission(self.settings.queue)
 
     def start_run(self, tags: Sequence[str] = (), baseline_id: str | None = None, fail_on: FailOn = "fail",
-                  seed_offset: int | None = None, owner: int | None = None) -> dict[str, Any]:
+                  seed_offset: int | None = None, owner: int | None = None) -> NightlyRunView:
         """Create the run and its diagnoses, then queue them; answers the run's view.
 
         ``owner`` (the starting key; None: the schedule or a keyless service) owns the run and
@@ -126,13 +129,13 @@ class NightlyService:
 
     # -- read -------------------------------------------------------------------
     # ``scope``: the key whose runs the caller may see (None: all); another key's run is a 404.
-    def get(self, run_id: str, with_summary: bool = True, scope: int | None = None) -> dict[str, Any]:
+    def get(self, run_id: str, with_summary: bool = True, scope: int | None = None) -> NightlyRunView:
         finalize(self.db, run_id, self.gate)  # a no-op unless every case finished and nobody closed the run
         with self.db.session() as session:
             run = _load(session, run_id, scope)
             return view(run, run_progress(session, [run_id])[run_id], with_summary)
 
-    def list(self, status: str | None = None, limit: int = 50, scope: int | None = None) -> list[dict[str, Any]]:
+    def list(self, status: str | None = None, limit: int = 50, scope: int | None = None) -> list[NightlyRunView]:
         """Recent runs, newest first, with progress, gate and counts (not the per-case summary)."""
         with self.db.session() as session:
             rows = [(r.id, r.status) for r in recent_runs(session, limit, status, scope)]
@@ -188,25 +191,23 @@ def _resolve_baseline(session, baseline_id: str | None, tags: list[str], owner: 
     return latest_done_run(session, tags, owner)
 
 
-def links(run_id: str, baseline_id: str | None = None) -> dict[str, str]:
+def links(run_id: str, baseline_id: str | None = None) -> RunLinks:
     base = f"/v1/nightly-runs/{run_id}"
-    out = {"self": base, "junit": f"{base}/junit.xml", "summary_md": f"{base}/summary.md"}
-    if baseline_id:
-        out["baseline"] = f"/v1/nightly-runs/{baseline_id}"
-    return out
+    return RunLinks(self=base, junit=f"{base}/junit.xml", summary_md=f"{base}/summary.md",
+                    baseline=f"/v1/nightly-runs/{baseline_id}" if baseline_id else UNSET)
 
 
-def view(run: NightlyRun, progress: tuple[int, int], with_summary: bool = True) -> dict[str, Any]:
-    """``{id, status, progress: {finished, total}, gate?, counts?, summary?, links, ...}``."""
-    data: dict[str, Any] = {
-        "id": run.id, "status": run.status, "tags": list(run.tags), "fail_on": run.fail_on,
-        "seed_offset": run.seed_offset, "baseline_id": run.baseline_id,
-        "created_at": iso_utc(run.created_at), "finished_at": iso_utc(run.finished_at),
-        "progress": {"finished": progress[0], "total": progress[1]},
-        "links": links(run.id, run.baseline_id),
-    }
-    if run.summary is not None:
-        data["gate"], data["counts"] = run.summary.get("gate"), run.summary.get("counts")
-        if with_summary:
-            data["summary"] = run.summary
-    return data
+def view(run: NightlyRun, progress: tuple[int, int], with_summary: bool = True) -> NightlyRunView:
+    """``{id, status, progress: {finished, total}, gate?, counts?, summary?, links, ...}``; ``gate``,
+    ``counts`` and ``summary`` are left out (``UNSET``) until the run is done."""
+    summary = run.summary
+    return NightlyRunView(
+        id=run.id, status=run.status, tags=list(run.tags), fail_on=run.fail_on,
+        seed_offset=run.seed_offset, baseline_id=run.baseline_id,
+        created_at=iso_utc(run.created_at), finished_at=iso_utc(run.finished_at),
+        progress=RunProgress(finished=progress[0], total=progress[1]),
+        links=links(run.id, run.baseline_id),
+        gate=summary.get("gate") if summary is not None else UNSET,
+        counts=summary.get("counts") if summary is not None else UNSET,
+        summary=summary if summary is not None and with_summary else UNSET,
+    )

@@ -21,6 +21,7 @@ from api.db.session import Database
 from diagnose.nightly import CaseRecord, NightlyResult, RunRecord, compare_runs
 from diagnose.nightly.compare import CaseComparison, Change
 from diagnose.nightly.settings import GateSettings
+from diagnose.report import Report, read_report
 
 log = logging.getLogger("rag_diagnose.nightly")
 
@@ -31,7 +32,7 @@ LIBRARY = "service:/v1/library"
 def run_record(run: NightlyRun, items: list[NightlyItem]) -> RunRecord:
     """The run as the CLI's record: one case per item, done ones with their report inline."""
     cases: list[CaseRecord] = []
-    reports: dict[str, dict] = {}
+    reports: dict[str, Report] = {}
     for item in items:
         d, case = item.diagnosis, item.library_case
         status = "done" if d.status == "done" and d.report is not None else (
@@ -44,7 +45,7 @@ def run_record(run: NightlyRun, items: list[NightlyItem]) -> RunRecord:
         cases.append(CaseRecord(case.case_id, f"/v1/diagnoses/{d.id}", case.content_hash, status,
                                 None if seconds is None else round(seconds, 3), d.verdict, error))
         if status == "done":
-            reports[case.case_id] = d.report
+            reports[case.case_id] = read_report(d.report)
     return RunRecord(run_id=run.id, run_dir=None, library=LIBRARY, seed_offset=run.seed_offset,
                      started=iso_utc(run.created_at) or "", finished=iso_utc(run.finished_at), tags=list(run.tags),
                      cases=cases, inline_reports=reports)

@@ -169,7 +169,7 @@ def build_page(report: Report) -> PageView:
         sampling=_sampling(report.sampling, report.input, colors) if report.sampling else None,
         environment=key_values(report.environment),
         repairs=build_repairs(report),
-        basis=basis_lines(report.to_dict()),
+        basis=basis_lines(report),
     )
 
 

@@ -1,8 +1,9 @@
 """The regression gate: compare one case's report with its baseline, knowing what is noise.
 
-Inputs are report dicts in the JSON form of contract section 3 (``Report.to_dict()``
-or a stored report's ``json.loads``), so older reports compare too: a missing
-section or field gives an "info" change, never a crash. Per temperature in both:
+Inputs are :class:`~diagnose.report.Report` objects (a stored one read back with
+:func:`~diagnose.report.read_report`, where a field newer than the report takes its
+default), so older reports compare too: a missing section, temperature or per-sample
+values give an "info" change, never a crash. Per temperature in both:
 ``semantic_entropy`` / ``first_token_divergence`` regress ("warn") when the
 bootstrap CI of the increase excludes 0 and the change reaches the minimum;
 ``compliance_rate`` (down) / ``truncation_rate`` (up) fail on Fisher p < alpha with
@@ -18,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
+import msgspec
+
 from diagnose.sampling.per_sample import sample_clusters as _clusters
 from diagnose.sampling.per_sample import sample_count as _count
 from diagnose.sampling.per_sample import sample_first_tokens as _first_tokens
@@ -25,7 +28,7 @@ from diagnose.stats import proportion_test, stratified_bootstrap_diff_ci
 from diagnose.sampling.metrics import first_token_divergence, semantic_entropy
 from diagnose.environment import fingerprint_diff
 from diagnose.nightly.settings import GateSettings
-from diagnose.report import SEVERITY_RANK
+from diagnose.report import SEVERITY_RANK, Finding, InputReport, Report, TemperatureRun
 
 __all__ = ["VERDICT_KIND", "CaseComparison", "Change", "compare_reports", "environment_diff",
            "verdict_change"]
@@ -83,13 +86,11 @@ class CaseComparison:
                 "changes": [asdict(c) for c in self.changes]}
 
 
-def compare_reports(
-    baseline: dict[str, Any], current: dict[str, Any], settings: GateSettings = GateSettings()
-) -> CaseComparison:
-    """Compare ``current`` with ``baseline`` (both contract-shaped report dicts)."""
-    env = environment_diff(baseline.get("environment") or {}, current.get("environment") or {})
+def compare_reports(baseline: Report, current: Report, settings: GateSettings = GateSettings()) -> CaseComparison:
+    """Compare ``current`` with ``baseline``."""
+    env = environment_diff(baseline.environment, current.environment)
     changes = _compare_sampling(baseline, current, settings)
-    changes += _compare_findings(baseline.get("findings") or [], current.get("findings") or [])
+    changes += _compare_findings(baseline.findings, current.findings)
     cause = "; ".join(_env_phrase(key, d) for key, d in env.items())
     changes = [c if c.severity == "info" or not env else replace(
         c, evidence={**c.evidence, "likely_cause": env}, message=f"{c.message} (environment changed: {cause})")
@@ -97,23 +98,23 @@ def compare_reports(
     changes += [Change("environment", "warn", None, d["baseline"], d["current"], {"key": key, **d},
                        f"{_env_phrase(key, d)} changed: differences may come from "
                        f"{_CAUSE.get(key.split('.')[0], key)}, not the prompt") for key, d in env.items()]
-    return CaseComparison(str(current.get("case_id") or baseline.get("case_id") or ""), changes)
+    return CaseComparison(current.case_id or baseline.case_id, changes)
 
 
-def verdict_change(report: dict[str, Any]) -> Change | None:
+def verdict_change(report: Report) -> Change | None:
     """The report's own verdict as a gate change: "warn"/"fail" keep their severity, "ok" is none.
 
     The message names the finding that set the verdict (the first of the verdict's severity)."""
-    verdict = report.get("verdict")
+    verdict = report.verdict
     if verdict not in ("warn", "fail"):
         return None
-    findings = [f for f in report.get("findings") or [] if f.get("severity") == verdict]
-    deciding = (report.get("basis") or {}).get("deciding")  # the finding the report says set its verdict
-    cause = next((f for f in findings if f.get("rule") == deciding), findings[0] if findings else {})
-    because = f", set by {cause.get('rule')} ({cause.get('stage')})" if cause else ""
+    findings = [f for f in report.findings if f.severity == verdict]
+    deciding = report.basis.deciding if report.basis else None  # the finding the report says set its verdict
+    cause = next((f for f in findings if f.rule == deciding), findings[0] if findings else None)
+    because = f", set by {cause.rule} ({cause.stage})" if cause else ""
     return Change(VERDICT_KIND, verdict, None, None, verdict,
-                  {"rule": cause.get("rule"), "stage": cause.get("stage"),
-                   "findings": [str(f.get("rule")) for f in findings]},
+                  {"rule": cause.rule if cause else None, "stage": cause.stage if cause else None,
+                   "findings": [f.rule for f in findings]},
                   f"the case's own verdict is {verdict}{because}")
 
 
@@ -134,15 +135,15 @@ each is one test per case (pooled over temperatures), so the family-wise error o
 case is held at ``alpha`` (Bonferroni) instead of growing with every temperature."""
 
 
-def _compare_sampling(baseline: dict[str, Any], current: dict[str, Any], s: GateSettings) -> list[Change]:
-    b_sampling, c_sampling = baseline.get("sampling"), current.get("sampling")
-    if not b_sampling or not c_sampling:
-        missing = " and ".join(n for n, x in (("baseline", b_sampling), ("current", c_sampling)) if not x)
-        return [Change("not_compared", "info", None, bool(b_sampling), bool(c_sampling), {"missing": missing},
-                       f"no sampling section in the {missing} report (an inputs-only run?): "
+def _compare_sampling(baseline: Report, current: Report, s: GateSettings) -> list[Change]:
+    b_sampling, c_sampling = baseline.sampling, current.sampling
+    if b_sampling is None or c_sampling is None:
+        missing = " and ".join(n for n, x in (("baseline", b_sampling), ("current", c_sampling)) if x is None)
+        return [Change("not_compared", "info", None, b_sampling is not None, c_sampling is not None,
+                       {"missing": missing}, f"no sampling section in the {missing} report (an inputs-only run?): "
                        "sampling metrics were not compared")]
-    b_runs = {round(float(r["temperature"]), 6): r for r in b_sampling.get("runs") or []}
-    c_runs = {round(float(r["temperature"]), 6): r for r in c_sampling.get("runs") or []}
+    b_runs = {round(float(r.temperature), 6): r for r in b_sampling.runs}
+    c_runs = {round(float(r.temperature), 6): r for r in c_sampling.runs}
     changes: list[Change] = []
     for t in sorted(set(b_runs) ^ set(c_runs)):
         side = "current" if t in b_runs else "baseline"
@@ -153,7 +154,7 @@ def _compare_sampling(baseline: dict[str, Any], current: dict[str, Any], s: Gate
         return changes
     family = replace(s, alpha=s.alpha / TESTS_PER_CASE,
                      confidence=1.0 - (1.0 - s.confidence) / TESTS_PER_CASE)
-    centers = _match_centers(baseline.get("input") or {}, current.get("input") or {})
+    centers = _match_centers(baseline.input, current.input)
     changes += [x for x in (
         _spread_change("semantic_entropy", semantic_entropy, pairs, _clusters, s.min_entropy_change, family),
         _spread_change("first_token_divergence", first_token_divergence, pairs, _first_tokens,
@@ -165,18 +166,20 @@ def _compare_sampling(baseline: dict[str, Any], current: dict[str, Any], s: Gate
     return changes
 
 
-Pairs = list[tuple[float, dict[str, Any], dict[str, Any]]]
+Pairs = list[tuple[float, TemperatureRun, TemperatureRun]]
 """(temperature, baseline run, current run) for every temperature in both reports."""
 
 
 def _spread_change(kind: str, statistic: Callable[[Any], float], pairs: Pairs,
-                   values: Callable[[dict[str, Any]], list[Any] | None],
+                   values: Callable[[TemperatureRun], list[Any] | None],
                    min_change: float, s: GateSettings) -> Change | None:
-    """Mean change over temperatures, with a stratified bootstrap CI (per-temperature resampling)."""
+    """Mean change over temperatures, with a stratified bootstrap CI (per-temperature resampling).
+
+    ``kind`` names the run's aggregate field of the statistic (shown when per-sample values are missing)."""
     strata = [(values(b), values(c)) for _, b, c in pairs]
-    per_t = {f"{t:g}": [b.get(kind), c.get(kind)] for t, b, c in pairs}
+    per_t = {f"{t:g}": [getattr(b, kind), getattr(c, kind)] for t, b, c in pairs}
     if any(b is None or c is None for b, c in strata):
-        if all(b.get(kind) == c.get(kind) for _, b, c in pairs):
+        if all(before == now for before, now in per_t.values()):
             return None
         return Change(kind, "info", None, None, None, {"reason": "per-sample values missing", "per_temperature": per_t},
                       f"{kind} changed ({per_t}); untested: a report lacks per-sample values")
@@ -221,28 +224,28 @@ def _rate_change(kind: str, bad_sign: int, pairs: Pairs, s: GateSettings) -> Cha
                   + ("" if worse else ": an improvement"))
 
 
-def _match_centers(b_input: dict[str, Any], c_input: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+def _match_centers(b_input: InputReport, c_input: InputReport) -> tuple[dict[str, str], dict[str, str]]:
     """``(current id → canonical key, key → label)``: keys are baseline ids, or ``new:<id>`` when unmatched.
 
     Matched by normalised label, else by the baseline center sharing the most
     document ids. Without centers on either side, ids are taken as they are.
     """
-    b_centers, c_centers = b_input.get("gravity_centers") or [], c_input.get("gravity_centers") or []
-    labels = {x["id"]: str(x.get("label") or "") for x in b_centers}
+    b_centers, c_centers = b_input.gravity_centers, c_input.gravity_centers
+    labels = {x.id: x.label for x in b_centers}
     if not b_centers or not c_centers:
         return {}, labels
-    norm = lambda label: " ".join(str(label or "").lower().split())  # noqa: E731
-    by_label = {norm(x.get("label")): x["id"] for x in b_centers if norm(x.get("label"))}
+    norm = lambda label: " ".join(label.lower().split())  # noqa: E731
+    by_label = {norm(x.label): x.id for x in b_centers if norm(x.label)}
     mapping: dict[str, str] = {}
     for x in c_centers:
-        docs = set(x.get("documents") or [])
-        key = by_label.get(norm(x.get("label"))) if norm(x.get("label")) else None
+        docs = set(x.documents)
+        key = by_label.get(norm(x.label)) if norm(x.label) else None
         if key is None:
-            overlaps = [(len(docs & set(y.get("documents") or [])), -i, y["id"]) for i, y in enumerate(b_centers)]
+            overlaps = [(len(docs & set(y.documents)), -i, y.id) for i, y in enumerate(b_centers)]
             best = max(overlaps)
-            key = best[2] if best[0] > 0 else f"new:{x['id']}"
-        mapping[x["id"]] = key
-        labels.setdefault(key, str(x.get("label") or ""))
+            key = best[2] if best[0] > 0 else f"new:{x.id}"
+        mapping[x.id] = key
+        labels.setdefault(key, x.label)
     return mapping, labels
 
 
@@ -253,11 +256,11 @@ def _center_shift(pairs: Pairs, centers: tuple[dict[str, str], dict[str, str]], 
     c_count: dict[str, float] = {}
     bn = cn = 0
     for _, b, c in pairs:
-        nb, nc = int(b.get("n") or len(b.get("samples") or [])), int(c.get("n") or len(c.get("samples") or []))
+        nb, nc = int(b.n or len(b.samples)), int(c.n or len(c.samples))
         bn, cn = bn + nb, cn + nc
-        for k, v in (b.get("center_pull") or {}).items():
+        for k, v in b.center_pull.items():
             b_count[k] = b_count.get(k, 0.0) + float(v) * nb
-        for k, v in (c.get("center_pull") or {}).items():
+        for k, v in c.center_pull.items():
             key = mapping.get(k, k)
             c_count[key] = c_count.get(key, 0.0) + float(v) * nc
     if not b_count or not c_count or not bn or not cn:
@@ -289,28 +292,34 @@ DETERMINISTIC_STAGES = ("input", "environment")
 real change; sampling, length and framework findings move with the samples and are info."""
 
 
-def _compare_findings(baseline: list[dict[str, Any]], current: list[dict[str, Any]]) -> list[Change]:
-    """Findings keyed by rule id (the most severe one per rule): new, worsened and resolved ones."""
-    rank = lambda f: SEVERITY_RANK.get(f.get("severity"), 1)  # noqa: E731
-    before = {str(f.get("rule")): f for f in sorted(baseline, key=rank)}
-    now = {str(f.get("rule")): f for f in sorted(current, key=rank)}
+def _compare_findings(baseline: list[Finding], current: list[Finding]) -> list[Change]:
+    """Findings keyed by rule id (the most severe one per rule): new, worsened and resolved ones.
 
-    def temp(f: dict[str, Any]) -> float | None:
-        value = (f.get("evidence") or {}).get("temperature")
+    A change carries the findings in their JSON form, as the gate's summary stores them."""
+    rank = lambda f: SEVERITY_RANK[f.severity]  # noqa: E731
+    before = {f.rule: f for f in sorted(baseline, key=rank)}
+    now = {f.rule: f for f in sorted(current, key=rank)}
+
+    def temp(f: Finding) -> float | None:
+        value = f.evidence.get("temperature")
         return float(value) if isinstance(value, (int, float)) else None
+
+    def plain(f: Finding | None) -> dict[str, Any] | None:
+        return None if f is None else msgspec.to_builtins(f)
 
     changes: list[Change] = []
     for rule, f in now.items():
-        sev, old = (f.get("severity") if f.get("severity") in SEVERITY_RANK else "warn"), before.get(rule)
+        sev, old = f.severity, before.get(rule)
         if old is not None and SEVERITY_RANK[sev] <= rank(old):
             continue
-        if f.get("stage") not in DETERMINISTIC_STAGES:
+        if f.stage not in DETERMINISTIC_STAGES:
             sev = "info"  # it follows the samples; their metrics are gated by the tests above
-        evidence = {"rule": rule, "stage": f.get("stage"), "finding_evidence": f.get("evidence") or {}}
-        what = "new finding" if old is None else f"finding worsened from {old.get('severity')}:"
-        changes.append(Change("new_finding", sev, temp(f), old, f, evidence,
-                              f"{what} {rule} ({f.get('stage')}, {sev}): {f.get('advice', '')}".rstrip(": ")))
-    changes += [Change("resolved_finding", "info", temp(f), f, None, {"rule": rule, "stage": f.get("stage")},
-                       f"finding {rule} ({f.get('stage')}, {f.get('severity')}) is resolved")
+        found = plain(f)
+        evidence = {"rule": rule, "stage": f.stage, "finding_evidence": found["evidence"]}
+        what = "new finding" if old is None else f"finding worsened from {old.severity}:"
+        changes.append(Change("new_finding", sev, temp(f), plain(old), found, evidence,
+                              f"{what} {rule} ({f.stage}, {sev}): {f.advice}".rstrip(": ")))
+    changes += [Change("resolved_finding", "info", temp(f), plain(f), None, {"rule": rule, "stage": f.stage},
+                       f"finding {rule} ({f.stage}, {f.severity}) is resolved")
                 for rule, f in before.items() if rule not in now]
     return changes

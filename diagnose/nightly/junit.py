@@ -12,7 +12,7 @@ import socket
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, Any
 
-from diagnose.report import SEVERITY_RANK
+from diagnose.report import SEVERITY_RANK, Report
 from diagnose.display import fixed
 from diagnose.verdict_lines import basis_lines
 
@@ -29,30 +29,27 @@ def clean(text: Any) -> str:
     return _INVALID_XML.sub("", str(text))
 
 
-def key_metrics(report: dict | None) -> list[str]:
+def key_metrics(report: Report | None) -> list[str]:
     """A few lines that sum a report up: verdict, input stage, each temperature run."""
-    if not report:
+    if report is None:
         return []
-    inp = report.get("input") or {}
-    conflict = inp.get("conflict") or {}
+    inp = report.input
     lines = [
-        f"verdict: {report.get('verdict')}",
+        f"verdict: {report.verdict}",
         *basis_lines(report),
-        f"input: {len(inp.get('gravity_centers') or [])} gravity center(s), "
-        f"{len(inp.get('noise_documents') or [])} noise document(s), conflict "
-        f"{'detected' if conflict.get('detected') else 'none'} (score {fixed(conflict.get('score'))})",
+        f"input: {len(inp.gravity_centers)} gravity center(s), {len(inp.noise_documents)} noise document(s), "
+        f"conflict {'detected' if inp.conflict.detected else 'none'} (score {fixed(inp.conflict.score)})",
     ]
-    for run in (report.get("sampling") or {}).get("runs") or []:
-        pull = run.get("center_pull") or {}
+    for run in report.sampling.runs if report.sampling else []:
+        pull = run.center_pull
         top = max(pull.items(), key=lambda kv: kv[1]) if pull else None
         lines.append(
-            f"T={run.get('temperature')} n={run.get('n')}: semantic_entropy {fixed(run.get('semantic_entropy'))}, "
-            f"first_token_divergence {fixed(run.get('first_token_divergence'))}, "
-            f"compliance {fixed(run.get('compliance_rate'))}, truncation {fixed(run.get('truncation_rate'))}"
+            f"T={run.temperature} n={run.n}: semantic_entropy {fixed(run.semantic_entropy)}, "
+            f"first_token_divergence {fixed(run.first_token_divergence)}, "
+            f"compliance {fixed(run.compliance_rate)}, truncation {fixed(run.truncation_rate)}"
             + (f", top center {top[0]} {fixed(top[1])}" if top else "")
         )
-    findings = [f"{f.get('severity')} {f.get('stage')}/{f.get('rule')}" for f in report.get("findings") or []
-                if f.get("severity") != "info"]
+    findings = [f"{f.severity} {f.stage}/{f.rule}" for f in report.findings if f.severity != "info"]
     if findings:
         lines.append("findings: " + ", ".join(findings))
     return lines

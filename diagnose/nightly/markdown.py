@@ -100,7 +100,8 @@ def _verdict(result: "NightlyResult", case_id: str) -> str:
     current = result.run.case(case_id)
     now = current.verdict if current and current.verdict else (current.status if current else "?")
     before = result.baseline.case(case_id) if result.baseline else None
-    deciding = ((result.run.report(case_id) or {}).get("basis") or {}).get("deciding")
+    report = result.run.report(case_id)
+    deciding = report.basis.deciding if report is not None and report.basis is not None else None
     set_by = f" (set by {escape(deciding)})" if deciding else ""
     if before is not None and before.verdict and before.verdict != now:
         return f"{escape(before.verdict)} → {escape(now)}{set_by}"

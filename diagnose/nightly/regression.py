@@ -121,7 +121,7 @@ def compare_runs(baseline: RunRecord | None, current: RunRecord,
             kind = "new_case" if base is None else "no_baseline_report"
             own = verdict_change(report)
             comparisons.append(CaseComparison(case_id=record.case_id, changes=[
-                _note(kind, "info", why, current=report.get("verdict")), *([own] if own else [])]))
+                _note(kind, "info", why, current=report.verdict), *([own] if own else [])]))
             continue
         comparison = compare_reports(base_report, report, settings)
         if base.content_hash and base.content_hash != record.content_hash:

@@ -4,7 +4,8 @@ Layout of one run (``RUNS/<run_id>/``)::
 
     manifest.json            run_id, started, finished (null while running), library,
                              tags, seed_offset, environment, one entry per case
-    reports/<case_id>.json   the case's report (contract section 3)
+    reports/<case_id>.json   the case's report (contract section 3), read back with
+                             :func:`~diagnose.report.read_report`
 
 Each report and then the manifest are written atomically after every case, so an
 interruption loses at most the case in progress. Running into the same run
@@ -34,13 +35,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
+import msgspec
+
 from diagnose.case import Case
 from diagnose.errors import UsageError
 from diagnose.nightly.library import LibraryCase
-from diagnose.report import write_atomic
+from diagnose.report import Report, read_report, write_atomic
 
-DiagnoseFn = Callable[[Case, int], dict]
-"""Diagnose one case with a seed offset; return the report as a dict."""
+DiagnoseFn = Callable[[Case, int], Report]
+"""Diagnose one case with a seed offset; return its report."""
 DiagnoseFactory = Callable[[], DiagnoseFn]
 """Builds a DiagnoseFn (loading models once); must be picklable for ``workers > 1``."""
 CaseStatus = Literal["pending", "done", "error"]
@@ -72,21 +75,21 @@ class RunRecord:
     tags: list[str] = field(default_factory=list)
     environment: dict[str, Any] = field(default_factory=dict)
     cases: list[CaseRecord] = field(default_factory=list)
-    inline_reports: dict[str, dict] = field(default_factory=dict, repr=False)
+    inline_reports: dict[str, Report] = field(default_factory=dict, repr=False)
 
     def case(self, case_id: str) -> CaseRecord | None:
         return next((c for c in self.cases if c.case_id == case_id), None)
 
-    def report(self, case_id: str) -> dict | None:
-        """The case's report, or None when it has none (pending, error, unknown)."""
+    def report(self, case_id: str) -> Report | None:
+        """The case's report, or None when it has none (pending, error, unknown, unreadable)."""
         if case_id in self.inline_reports:
             return self.inline_reports[case_id]
         record = self.case(case_id)
         if self.run_dir is None or record is None or record.status != "done":
             return None
         try:
-            return json.loads(report_path(self.run_dir, case_id).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            return read_report(report_path(self.run_dir, case_id).read_bytes())
+        except (OSError, ValueError):  # ValueError: not JSON, or not a report (msgspec.ValidationError)
             return None
 
     def to_manifest(self) -> dict[str, Any]:
@@ -130,8 +133,8 @@ def _write_manifest(run: RunRecord) -> None:
     write_atomic(run.run_dir / "manifest.json", json.dumps(run.to_manifest(), indent=2, ensure_ascii=False))
 
 
-def _model_summary(report: dict) -> dict[str, Any]:
-    env = report.get("environment") or {}
+def _model_summary(report: Report) -> dict[str, Any]:
+    env = report.environment
     keys = ("backend", "model_id", "model_hash", "dtype", "device", "embedder", "embedder_hash", "threads")
     return {k: env.get(k) for k in keys if k in env}
 
@@ -195,8 +198,9 @@ def run_library(
         kind, payload, seconds = outcome
         record.seconds = round(seconds, 3)
         if kind == "done":
-            record.status, record.verdict, record.error = "done", payload.get("verdict"), None
-            write_atomic(report_path(run_dir, record.case_id), json.dumps(payload, indent=2, ensure_ascii=False))
+            record.status, record.verdict, record.error = "done", payload.verdict, None
+            write_atomic(report_path(run_dir, record.case_id),
+                         json.dumps(payload.to_dict(), indent=2, ensure_ascii=False))
             run.environment.setdefault("model", _model_summary(payload))
         else:
             record.status, record.verdict, record.error = "error", None, payload
@@ -286,9 +290,13 @@ def load_run(path: Path) -> RunRecord:
             environment=data.get("environment", {}), cases=cases,
         )
     if isinstance(data, dict) and isinstance(data.get("case_id"), str):
-        record = CaseRecord(data["case_id"], str(path), None, "done", verdict=data.get("verdict"))
+        try:
+            report = read_report(data)
+        except msgspec.ValidationError as exc:
+            raise UsageError(f"{path}: not a readable report ({exc})") from None
+        record = CaseRecord(report.case_id, str(path), None, "done", verdict=report.verdict)
         return RunRecord(
             run_id=f"file:{path.name}", run_dir=None, library=str(path.parent), seed_offset=None,
-            started="", cases=[record], inline_reports={data["case_id"]: data},
+            started="", cases=[record], inline_reports={report.case_id: report},
         )
     raise UsageError(f"{path}: neither a run manifest nor a report JSON (no run_id/case_id)")

@@ -233,8 +233,8 @@ def _judge(done: _Sampled, case: Case, findings: Sequence[Finding], original_run
            labels: dict[str, str]) -> Repair:
     candidate = done.candidate
     compared = candidate.compared_temperatures(case.sampling.temperatures)
-    before = {t: Side(msgspec.to_builtins(original_runs[t]), original_traces.get(t, [])) for t, _ in compared}
-    after = {t: Side(msgspec.to_builtins(done.runs[t2]), done.traces.get(t2, [])) for t, t2 in compared}
+    before = {t: Side(original_runs[t], original_traces.get(t, [])) for t, _ in compared}
+    after = {t: Side(done.runs[t2], done.traces.get(t2, [])) for t, t2 in compared}
     tests: list[RepairTest] = []
     per_run: dict[float, dict[str, float]] = {t: {} for t, _ in compared}
     for name in candidate.metrics:

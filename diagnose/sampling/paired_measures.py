@@ -12,8 +12,8 @@ same way (:mod:`diagnose.sampling.per_sample`, :mod:`diagnose.sampling.metrics`)
   center-pull test reads, turned so that lower is better), ``compliance_rate``
   and ``truncation_rate``.
 
-A side is one temperature run as its report dict (``msgspec.to_builtins`` of a
-:class:`~diagnose.report.TemperatureRun`) plus its traces in seed order.
+A side is one temperature run (:class:`~diagnose.report.TemperatureRun`) plus its
+traces in seed order.
 """
 
 from __future__ import annotations
@@ -28,13 +28,14 @@ import numpy as np
 from diagnose.sampling.per_sample import sample_clusters, sample_count, sample_first_tokens
 from diagnose.sampling import metrics
 from diagnose.decode.engine import Trace
+from diagnose.report import TemperatureRun
 
 
 @dataclass(frozen=True)
 class Side:
     """One temperature run of the original or of a candidate."""
 
-    run: dict[str, Any]
+    run: TemperatureRun
     traces: Sequence[Trace]
 
 
@@ -66,7 +67,7 @@ def counts(name: str, sides: Sequence[Side]) -> tuple[int, int] | None:
     follow the sides' leading center (the most common attribution, ``"none"`` included),
     else :func:`sample_count` (compliant / truncated samples)."""
     if name == "center_split":
-        followed = Counter(s.get("center", "none") for side in sides for s in side.run.get("samples") or [])
+        followed = Counter(s.center for side in sides for s in side.run.samples)
         n = sum(followed.values())
         return (n - max(followed.values()), n) if n else None
     found = [sample_count(side.run, name) for side in sides]

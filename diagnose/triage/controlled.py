@@ -101,7 +101,7 @@ def decide(findings: Sequence[Finding], sampling: SamplingReport, traces: Sequen
     for finding in findings:
         # A finding about one run (the split's, the coolest run's wobble) is tested on that run alone.
         at = finding.evidence.get("temperature")
-        pairs = [pair for pair in every if at is None or pair[1].run["temperature"] == at]
+        pairs = [pair for pair in every if at is None or pair[1].run.temperature == at]
         for name in CONTROLLED.get(finding.rule, ()):
             if name in (COMPETING_PULL, NO_CENTER):
                 outcome = _center_rate(name, pairs, control.center) if pairs and control.center else None
@@ -125,8 +125,8 @@ def _pairs(sampling: SamplingReport, traces: Sequence[Trace], control: ControlRu
         twin = next((c for c in control.runs if c.temperature == run.temperature), None)
         if twin is None:
             continue
-        full = Side(msgspec.to_builtins(run), [tr for tr in traces if tr.row.temperature == run.temperature])
-        ctrl = Side(msgspec.to_builtins(twin), [tr for tr in control_traces if tr.row.temperature == run.temperature])
+        full = Side(run, [tr for tr in traces if tr.row.temperature == run.temperature])
+        ctrl = Side(twin, [tr for tr in control_traces if tr.row.temperature == run.temperature])
         out.append((ctrl, full))
     return out
 
@@ -138,7 +138,7 @@ def _center_rate(name: str, pairs: list[tuple[Side, Side]], center: str) -> Outc
         return c == NONE if name == NO_CENTER else c not in (center, NONE)
 
     def count(sides: list[Side]) -> tuple[int, int]:
-        followed = [s.get("center", NONE) for side in sides for s in side.run.get("samples") or []]
+        followed = [s.center for side in sides for s in side.run.samples]
         return sum(off(c) for c in followed), len(followed)
 
     (kb, nb), (ka, na) = count([c for c, _ in pairs]), count([f for _, f in pairs])

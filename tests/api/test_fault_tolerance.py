@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import httpx
+import msgspec
 import psycopg
 import pytest
 
@@ -103,20 +104,20 @@ def test_killed_postgres_worker_job_runs_again_exactly_once(pg_service, postgres
     first = _diagnose("worker", "--name", "first", env=_env(postgres_url), log=log)
     second = None
     try:
-        diagnosis_id = service.submit(small_case("killed-worker", documents=3, **SAMPLING)).view["id"]
-        _wait(lambda: _sampling_started(lambda: service.get(diagnosis_id)), 240, "the first worker to sample")
+        diagnosis_id = service.submit(small_case("killed-worker", documents=3, **SAMPLING)).id
+        _wait(lambda: _sampling_started(lambda: msgspec.to_builtins(service.get(diagnosis_id))), 240, "the first worker to sample")
         _kill(first)
-        assert service.get(diagnosis_id)["status"] == "running"  # the dead worker's claim is still there
+        assert service.get(diagnosis_id).status == "running"  # the dead worker's claim is still there
         second = _diagnose("worker", "--name", "second", env=_env(postgres_url), log=log)
-        done = _wait(lambda: (d := service.get(diagnosis_id))["status"] in ("done", "failed") and d, FINISH_S,
+        done = _wait(lambda: (d := service.get(diagnosis_id)).status in ("done", "failed") and d, FINISH_S,
                      "the second worker to finish")
-        assert done["status"] == "done", (done.get("error"), log.read_text()[-3000:])
-        assert done["attempts"] == 2
+        assert done.status == "done", (done.error, log.read_text()[-3000:])
+        assert done.attempts == 2
         with psycopg.connect(postgres_url) as conn:
             findings = conn.execute("SELECT count(*) FROM findings WHERE diagnosis_id = %s", (diagnosis_id,)).fetchone()[0]
             jobs = conn.execute("SELECT status FROM procrastinate_jobs WHERE args->>'diagnosis_id' = %s",
                                 (diagnosis_id,)).fetchall()
-        assert findings == len(done["report"]["findings"]) > 0
+        assert findings == len(done.report["findings"]) > 0
         assert jobs == [("succeeded",)]
     finally:
         _stop(first)
@@ -172,18 +173,18 @@ def test_database_restart_during_a_run_needs_no_manual_step(private_postgres, tm
     log = tmp_path / "worker.log"
     worker = _diagnose("worker", env=_env(url), log=log)
     try:
-        first = service.submit(small_case("during-restart", documents=3, **SAMPLING)).view["id"]
-        _wait(lambda: _sampling_started(lambda: service.get(first)), 240, "the worker to sample")
+        first = service.submit(small_case("during-restart", documents=3, **SAMPLING)).id
+        _wait(lambda: _sampling_started(lambda: msgspec.to_builtins(service.get(first))), 240, "the worker to sample")
         private_postgres.stop()
         time.sleep(3)  # down for a few seconds, so the worker's progress saves certainly meet a dead database
         private_postgres.start()
-        finished = lambda d: (v := service.get(d))["status"] in ("done", "failed") and v  # noqa: E731
+        finished = lambda d: (v := service.get(d)).status in ("done", "failed") and v  # noqa: E731
         done = _wait(lambda: finished(first), FINISH_S, "the diagnosis that ran through the restart", every=1)
-        assert done["status"] == "done", (done.get("error"), log.read_text()[-3000:])
+        assert done.status == "done", (done.error, log.read_text()[-3000:])
         # The service and the worker both carry on without being restarted.
         second = service.submit(small_case("after-restart", documents=2, seeds=2, temperatures=[0.7],
-                                           max_new_tokens=8)).view["id"]
-        assert _wait(lambda: finished(second), 120, "a diagnosis submitted after the restart")["status"] == "done"
+                                           max_new_tokens=8)).id
+        assert _wait(lambda: finished(second), 120, "a diagnosis submitted after the restart").status == "done"
         assert worker.poll() is None
     finally:
         _stop(worker)

@@ -271,7 +271,7 @@ def test_a_cancel_racing_the_workers_claim_is_never_lost(hostile_app):
     runner = DiagnosisRunner(service.db, lambda: FakeDiagnoser(steps=3))
     outcomes: dict[tuple[str, str], int] = {}
     for i in range(100):
-        diagnosis_id = service.submit(small_case(f"race-{i}")).view["id"]
+        diagnosis_id = service.submit(small_case(f"race-{i}")).id
         barrier, answer = threading.Barrier(2), {}
 
         def work() -> None:
@@ -290,7 +290,7 @@ def test_a_cancel_racing_the_workers_claim_is_never_lost(hostile_app):
             thread.start()
         for thread in threads:
             thread.join(30)
-        final = service.get(diagnosis_id)["status"]
+        final = service.get(diagnosis_id).status
         accepted = answer["view"] is not None
         assert final == ("cancelled" if accepted else "done"), (i, answer, final)
         key = ("accepted" if accepted else "refused", final)

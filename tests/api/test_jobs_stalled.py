@@ -129,8 +129,8 @@ def pg(postgres_url):
 def test_a_frozen_workers_job_is_requeued_while_every_live_worker_is_busy(pg, tmp_path):
     url, service = pg
     log = tmp_path / "workers.log"
-    submit = lambda case_id: service.submit(small_case(case_id)).view["id"]  # noqa: E731
-    status = lambda diagnosis_id: service.get(diagnosis_id)["status"]  # noqa: E731
+    submit = lambda case_id: service.submit(small_case(case_id)).id  # noqa: E731
+    status = lambda diagnosis_id: service.get(diagnosis_id).status  # noqa: E731
     workers: list[subprocess.Popen] = []
     try:
         slow = [submit("slow-1"), submit("slow-2")]
@@ -158,8 +158,8 @@ def test_a_frozen_workers_job_is_requeued_while_every_live_worker_is_busy(pg, tm
         _wait(lambda: all(status(d) in ("done", "failed") for d in everything), 120,
               "every diagnosis to finish", log)
         failed = service.get(poison)
-        assert failed["status"] == "failed" and failed["error"]["title"] == "worker lost", failed
-        assert f"{MAX_ATTEMPTS} attempts" in failed["error"]["detail"] and failed["attempts"] == MAX_ATTEMPTS
+        assert failed.status == "failed" and failed.error["title"] == "worker lost", failed
+        assert f"{MAX_ATTEMPTS} attempts" in failed.error["detail"] and failed.attempts == MAX_ATTEMPTS
         assert [status(d) for d in [*slow, *quick]] == ["done"] * 5
         states = sorted(_process_state(w) for w in workers)
         assert states.count("T") == MAX_ATTEMPTS, states  # frozen: the victim and one busy worker
@@ -172,7 +172,7 @@ def test_a_frozen_workers_job_is_requeued_while_every_live_worker_is_busy(pg, tm
 
 def test_two_workers_sweeping_at_once_requeue_a_stalled_job_once(pg):
     url, service = pg
-    diagnosis_id = service.submit(small_case("stalled")).view["id"]
+    diagnosis_id = service.submit(small_case("stalled")).id
     with psycopg.connect(url, autocommit=True) as conn:  # its worker's last heartbeat was a minute ago
         worker_id = conn.execute("INSERT INTO procrastinate_workers (last_heartbeat) "
                                  "VALUES (now() - interval '1 minute') RETURNING id").fetchone()[0]
@@ -198,10 +198,10 @@ def test_two_workers_sweeping_at_once_requeue_a_stalled_job_once(pg):
 def test_a_job_stuck_past_its_time_limit_without_progress_ends_its_worker(pg, tmp_path):
     url, service = pg
     log = tmp_path / "worker.log"
-    diagnosis_id = service.submit(small_case("hang-forever")).view["id"]
+    diagnosis_id = service.submit(small_case("hang-forever")).id
     worker = _start_worker(url, "stuck", log, TEST_TIME_LIMIT_S="1")
     try:
-        _wait(lambda: service.get(diagnosis_id)["status"] == "running", 60, "the worker to take the job", log)
+        _wait(lambda: service.get(diagnosis_id).status == "running", 60, "the worker to take the job", log)
         started = time.monotonic()
         code = worker.wait(1 + STALLED_AFTER_S + 4 * HEARTBEAT_S + 10)
         exited_after = time.monotonic() - started
@@ -218,7 +218,7 @@ def test_a_job_stuck_past_its_time_limit_without_progress_ends_its_worker(pg, tm
         # Polled: the job counts as stalled once its last heartbeat is STALLED_AFTER_S old.
         assert _wait(lambda: asyncio.run(sweep()), 60, "a sweep to requeue the stuck job", log) == 1
         assert _job_status(url, diagnosis_id) == "todo"
-        assert service.get(diagnosis_id)["attempts"] == 1
+        assert service.get(diagnosis_id).attempts == 1
     finally:
         _end(worker)
 
@@ -228,7 +228,7 @@ def test_a_transaction_a_frozen_worker_left_open_does_not_block_the_next_claim(p
     transaction (``db_idle_transaction_timeout_s``); without that, every later claim of the
     diagnosis waited out ``statement_timeout`` again and again while the worker stayed frozen."""
     url, service = pg
-    diagnosis_id = service.submit(small_case("locked")).view["id"]
+    diagnosis_id = service.submit(small_case("locked")).id
     frozen = Database(url, DatabaseTimeouts(db_idle_transaction_timeout_s=1.0))
     open_transaction = frozen.session(immediate=True)
     claim(open_transaction.__enter__(), diagnosis_id, MAX_ATTEMPTS)  # row locked, never committed
@@ -236,8 +236,8 @@ def test_a_transaction_a_frozen_worker_left_open_does_not_block_the_next_claim(p
     started = time.monotonic()
     runner.execute(diagnosis_id)
     waited = time.monotonic() - started
-    assert service.get(diagnosis_id)["status"] == "done"
-    assert service.get(diagnosis_id)["attempts"] == 1  # the frozen claim was rolled back
+    assert service.get(diagnosis_id).status == "done"
+    assert service.get(diagnosis_id).attempts == 1  # the frozen claim was rolled back
     assert waited < DatabaseTimeouts().db_statement_timeout_s, waited
     with pytest.raises(DBAPIError, match="idle-in-transaction timeout"):  # the server ended it
         open_transaction.__exit__(None, None, None)

@@ -121,7 +121,7 @@ def test_library_push_command(database_url, monkeypatch):
     from api.services.library import LibraryService
 
     listed = LibraryService(Database(database_url)).list()
-    assert {c["case_id"]: c["content_hash"] for c in listed} == {c.case_id: c.content_hash for c in discover(LIBRARY)}
+    assert {c.case_id: c.content_hash for c in listed} == {c.case_id: c.content_hash for c in discover(LIBRARY)}
 
 
 def test_migration_0002_round_trip_keeps_the_hashes(client, database_url):

@@ -25,6 +25,7 @@ from api.services.nightly import NightlyService
 from api.services.nightly_gate import RunFinalizer, finalize
 from diagnose.case import case_from_dict
 from diagnose.nightly.runner import seed_offset_for
+from diagnose.report import Report
 from tests.api.conftest import FakeInline, ListQueue, service_settings, small_case
 from tests.api.test_diagnoses_api import assert_problem
 from tests.nightly.test_runner import fake_report
@@ -37,14 +38,6 @@ def library_case(case_id: str, **changes: Any) -> dict[str, Any]:
     case = {**small_case(case_id, **SAMPLING), "tags": ["smoke"]}
     case.update(changes)
     return case
-
-
-class _Report:
-    def __init__(self, data: dict[str, Any]) -> None:
-        self.data = data
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.data
 
 
 class GateDiagnoser:
@@ -60,17 +53,17 @@ class GateDiagnoser:
         self.truncate: set[str] = set()
         self.crash: set[str] = set()
 
-    def run(self, case, seed_offset: int = 0) -> _Report:
+    def run(self, case, seed_offset: int = 0) -> Report:
         self.calls.append((case.id, seed_offset))
         if case.id in self.crash:
             raise RuntimeError(f"model exploded on {case.id}")
         report = fake_report(case, seed_offset)
         if case.id in self.truncate:
-            for run in report["sampling"]["runs"]:
-                run["truncation_rate"] = 1.0
-                for sample in run["samples"]:
-                    sample["finish_reason"] = "length"
-        return _Report(report)
+            for run in report.sampling.runs:
+                run.truncation_rate = 1.0
+                for sample in run.samples:
+                    sample.finish_reason = "length"
+        return report
 
 
 class CountingFinalizer(RunFinalizer):
@@ -392,8 +385,8 @@ def test_scheduled_run_on_a_postgres_worker(postgres_url):
         with psycopg.connect(postgres_url, autocommit=True) as conn:  # later workers here know no such task
             conn.execute("DELETE FROM procrastinate_jobs WHERE task_name = 'start_nightly_run'")
     assert started, "the periodic task never ran"
-    run = NightlyService(db, queue).get(started[0]["id"])
-    assert run["status"] == "done" and run["counts"] == {"pass": 3, "warn": 0, "fail": 0}
+    run = NightlyService(db, queue).get(started[0].id)
+    assert run.status == "done" and run.counts == {"pass": 3, "warn": 0, "fail": 0}
     assert sorted(c for c, _ in diagnoser.calls) == CASES[:3]
 
 

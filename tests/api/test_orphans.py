@@ -21,7 +21,7 @@ def _stored_but_never_queued(url: str) -> tuple[Database, str]:
     upgrade(url)
     db = Database(url)
     service = DiagnosisService(db, ListQueue(), service_settings(url), FakeInline())
-    return db, service.submit(small_case()).view["id"]
+    return db, service.submit(small_case()).id
 
 
 def test_embedded_queue_queues_orphans_at_start(sqlite_url, tmp_path):
@@ -32,7 +32,7 @@ def test_embedded_queue_queues_orphans_at_start(sqlite_url, tmp_path):
     queue.start()
     try:
         deadline = time.monotonic() + 10
-        while DiagnosisService(db, queue, service_settings(sqlite_url), FakeInline()).get(diagnosis_id)["status"] != "done":
+        while DiagnosisService(db, queue, service_settings(sqlite_url), FakeInline()).get(diagnosis_id).status != "done":
             assert time.monotonic() < deadline, "the orphan never ran"
             time.sleep(0.05)
     finally:
@@ -89,7 +89,7 @@ def test_restarts_leave_each_pending_diagnosis_queued_exactly_once(sqlite_url, t
     from api.app import _pending_ids
 
     service = DiagnosisService(db, EmbeddedQueue(path, runner=None), service_settings(sqlite_url), FakeInline())
-    ids = [service.submit(small_case(f"pending-{i}")).view["id"] for i in range(3)]
+    ids = [service.submit(small_case(f"pending-{i}")).id for i in range(3)]
     restarts = 5
     try:
         for _ in range(restarts):  # each holds the first job, as a restart in the middle of a run does

@@ -1,4 +1,4 @@
-"""The regression gate on small hand-built, contract-shaped report dicts."""
+"""The regression gate on small hand-built reports (written as contract-shaped JSON, read back)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import math
 from collections import Counter
 from typing import Any
 
+import msgspec
 import pytest
 
 from diagnose.nightly.compare import TESTS_PER_CASE, CaseComparison, compare_reports, environment_diff
@@ -21,6 +22,7 @@ from diagnose.report import (
     Sample,
     SamplingReport,
     TemperatureRun,
+    read_report,
 )
 
 POPULATION = {"id": "c1", "documents": ["d1", "d2"], "mass": 1.0, "label": "3,559"}
@@ -60,8 +62,8 @@ def make_run(
 def make_report(
     runs: list[dict[str, Any]] | None, *, centers: list[dict[str, Any]] | None = None,
     findings: list[dict[str, Any]] | None = None, environment: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """A report dict in the JSON form of contract section 3 (``runs=None``: an inputs-only run)."""
+) -> Report:
+    """A report from the JSON form of contract section 3 (``runs=None``: an inputs-only run)."""
     report = {
         "case_id": "broken-bow-population", "verdict": "ok",
         "input": {"gravity_centers": centers or [POPULATION], "noise_documents": [],
@@ -71,10 +73,10 @@ def make_report(
     }
     if runs is not None:
         report["sampling"] = {"runs": runs, "backend": "transformers"}
-    return report
+    return read_report(report)
 
 
-def stable_report() -> dict[str, Any]:
+def stable_report() -> Report:
     """Sixteen samples: one meaning, all following c1, all complete."""
     return make_report([make_run([0] * 16, ["c1"] * 16)])
 
@@ -254,15 +256,25 @@ def test_missing_sampling_or_temperature_is_reported_not_a_crash() -> None:
     assert "T=1.2" in change.message
 
 
-def test_an_older_report_without_per_sample_fields_degrades_to_info() -> None:
+def test_a_report_without_samples_degrades_to_info() -> None:
     old = stable_report()
-    for sample in old["sampling"]["runs"][0]["samples"]:
-        del sample["cluster"], sample["first_token"], sample["compliant"]
+    old.sampling.runs[0].samples = []
     current = make_report([make_run([0] * 8 + [1] * 8, ["c1"] * 16)])
     comparison = compare_reports(old, current)
     assert comparison.regressions == []
     entropy = next(c for c in comparison.changes if c.kind == "semantic_entropy")
     assert entropy.severity == "info" and "per-sample" in entropy.message
+
+
+def test_an_older_report_without_newer_fields_compares() -> None:
+    """Fields added after a report was stored take their defaults when it is read back."""
+    old = msgspec.to_builtins(stable_report())
+    del old["input"]["tier"], old["input"]["conflict"]["probability"], old["sampling"]["runs"][0]["answer_kinds"]
+    for sample in old["sampling"]["runs"][0]["samples"]:
+        del sample["answer"], sample["answer_kind"], sample["position"]
+    baseline = read_report(old)
+    assert (baseline.input.tier, baseline.sampling.runs[0].samples[0].answer_kind) == ("static", "none")
+    assert compare_reports(baseline, stable_report()).changes == []
 
 
 def test_stricter_settings_change_the_verdict() -> None:
@@ -289,8 +301,8 @@ def test_json_round_trip_of_a_real_report() -> None:
             sampling=SamplingReport(runs=[run]),
         )
 
-    baseline = json.loads(report(0, "2.12.0").to_json())
-    assert compare_reports(baseline, json.loads(report(0, "2.12.0").to_json())).status == "pass"
-    comparison = compare_reports(baseline, json.loads(report(12, "2.13.0").to_json()))
+    baseline = read_report(report(0, "2.12.0").to_json())
+    assert compare_reports(baseline, read_report(report(0, "2.12.0").to_json())).status == "pass"
+    comparison = compare_reports(baseline, read_report(report(12, "2.13.0").to_json()))
     assert kinds(comparison) == {"truncation_rate": "fail", "environment": "warn"}
     assert json.loads(json.dumps(comparison.to_dict()))["status"] == "fail"

@@ -6,6 +6,7 @@ import json
 import re
 import xml.etree.ElementTree as ET
 
+import msgspec
 import pytest
 
 from diagnose.nightly import GATE_FAILED_EXIT, NightlyResult
@@ -13,15 +14,16 @@ from diagnose.nightly.compare import CaseComparison, Change, verdict_change
 from diagnose.nightly.junit import render_junit
 from diagnose.nightly.markdown import MAX_CHARS, escape, fenced, render_markdown
 from diagnose.nightly.runner import CaseRecord, RunRecord
+from diagnose.report import Finding, Report, VerdictBasis, read_report
 
 EVIL = "evil|id`x"
 EVIL_MESSAGE = "answer was `rm -rf` | <script>alert(1)</script> @octocat ```` ]]> \x07bell"
 
 
-def report(case_id: str, verdict: str = "ok") -> dict:
+def report(case_id: str, verdict: str = "ok") -> Report:
     samples = [{"seed": i, "text": "1889", "finish_reason": "stop", "cluster": 0, "center": "c1",
                 "compliant": True, "first_token": "18"} for i in range(4)]
-    return {
+    return read_report({
         "case_id": case_id, "verdict": verdict,
         "input": {"gravity_centers": [{"id": "c1", "documents": ["d1"], "mass": 1.0, "label": "1889"}],
                   "noise_documents": [], "conflict": {"detected": False, "score": 0.1, "pairs": []}},
@@ -32,7 +34,7 @@ def report(case_id: str, verdict: str = "ok") -> dict:
         "findings": [{"stage": "length", "rule": "length.truncated", "severity": "warn", "evidence": {},
                       "advice": "x"}] if verdict == "warn" else [],
         "environment": {},
-    }
+    })
 
 
 def change(severity: str, message: str = "something changed", kind: str = "truncation_rate") -> Change:
@@ -43,7 +45,7 @@ def change(severity: str, message: str = "something changed", kind: str = "trunc
 def make_result(fail_on: str = "fail") -> NightlyResult:
     ids = ["steady", "wobbly", "broken", EVIL, "errored"]
     reports = {i: report(i, "warn" if i == "wobbly" else "ok") for i in ids if i != "errored"}
-    cases = [CaseRecord(i, f"lib/{i}.yaml", "sha256:x", "done", 1.5, reports[i]["verdict"]) for i in reports]
+    cases = [CaseRecord(i, f"lib/{i}.yaml", "sha256:x", "done", 1.5, reports[i].verdict) for i in reports]
     cases.append(CaseRecord("errored", "lib/errored.yaml", "sha256:y", "error", 0.2, error="RuntimeError: boom"))
     run = RunRecord("20250101T000000Z-abc", None, "/lib", 12345, "2025-01-01T00:00:00+00:00",
                     "2025-01-01T00:01:00+00:00", cases=cases, inline_reports=reports)
@@ -154,8 +156,8 @@ def test_markdown_all_passing() -> None:
 
 def test_a_failing_verdict_without_regression_fails_the_gate_and_says_so() -> None:
     result = make_result("fail")
-    own = verdict_change(report("steady") | {"verdict": "fail", "findings": [
-        {"stage": "input", "rule": "input.value_conflict", "severity": "fail", "evidence": {}, "advice": "x"}]})
+    own = verdict_change(msgspec.structs.replace(report("steady"), verdict="fail", findings=[
+        Finding(stage="input", rule="input.value_conflict", severity="fail", evidence={}, advice="x")]))
     result.comparisons[0] = CaseComparison("steady", [own])
     steady = next(c for c in ET.fromstring(render_junit(result)).iter("testcase") if c.get("name") == "steady")
     message = steady.find("failure").get("message")
@@ -167,6 +169,6 @@ def test_a_failing_verdict_without_regression_fails_the_gate_and_says_so() -> No
 
 def test_markdown_verdict_names_the_finding_that_set_it() -> None:
     result = make_result()
-    result.run.inline_reports["wobbly"]["basis"] = {"deciding": "length.truncated", "controlled": True}
+    result.run.inline_reports["wobbly"].basis = VerdictBasis(deciding="length.truncated", controlled=True)
     wobbly = next(r for r in render_markdown(result).splitlines() if r.startswith("| wobbly"))
     assert "ok → warn (set by length.truncated)" in wobbly

@@ -6,8 +6,6 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
-
 import pytest
 
 from diagnose.case import Case
@@ -17,6 +15,7 @@ from diagnose.nightly import (
 )
 from diagnose.nightly.library import discover
 from diagnose.nightly.runner import report_path, seed_offset_for
+from diagnose.report import Report, read_report
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "fixtures" / "library"
@@ -25,7 +24,7 @@ ENVIRONMENT = {"backend": "fake", "model_id": "fake-model", "model_hash": "abc",
                "device": "cpu", "threads": 2, "libraries": {"torch": "2.13.0"}}
 
 
-def fake_report(case: Case, seed_offset: int) -> dict[str, Any]:
+def fake_report(case: Case, seed_offset: int) -> Report:
     """A contract-shaped report that reacts to the case like the real pipeline would, roughly:
     a document saying 1901 opens a second gravity center that pulls half of the samples;
     a budget under 10 tokens truncates every sample."""
@@ -60,12 +59,12 @@ def fake_report(case: Case, seed_offset: int) -> dict[str, Any]:
         findings.append({"stage": "length", "rule": "length.truncated", "severity": "warn",
                          "evidence": {"truncation_rate": 1.0}, "advice": "Raise max_new_tokens."})
     verdict = "fail" if conflicting else "warn" if truncated else "ok"
-    return {
+    return read_report({
         "case_id": case.id, "verdict": verdict,
         "input": {"gravity_centers": centers, "noise_documents": [],
                   "conflict": {"detected": conflicting, "score": 0.9 if conflicting else 0.0, "pairs": []}},
         "sampling": {"runs": runs}, "findings": findings, "environment": dict(ENVIRONMENT),
-    }
+    })
 
 
 class Counting:
@@ -76,7 +75,7 @@ class Counting:
         self.interrupt_at = interrupt_at
         self.fail = set(fail)
 
-    def __call__(self, case: Case, seed_offset: int) -> dict[str, Any]:
+    def __call__(self, case: Case, seed_offset: int) -> Report:
         if self.interrupt_at is not None and len(self.calls) == self.interrupt_at:
             raise KeyboardInterrupt
         self.calls.append((case.id, seed_offset))
@@ -110,7 +109,7 @@ def test_run_library_stores_manifest_and_reports(tmp_path: Path) -> None:
     assert not list((tmp_path / "r1").rglob("*.tmp"))
     loaded = load_run(tmp_path / "r1")
     assert [c.case_id for c in loaded.cases] == [c.case_id for c in run.cases]
-    assert loaded.report(cases[0].case_id)["verdict"] == "ok"
+    assert loaded.report(cases[0].case_id).verdict == "ok"
 
 
 def test_interrupted_run_resumes_without_redoing_finished_cases(tmp_path: Path) -> None:
@@ -160,7 +159,7 @@ def test_load_run_accepts_a_run_dir_a_manifest_or_a_single_report(tmp_path: Path
     shutil.copy(report_path(tmp_path / "r", "canberra-capital"), single)
     one = load_run(single)
     assert [c.case_id for c in one.cases] == ["canberra-capital"] and one.run_dir is None
-    assert one.report("canberra-capital")["case_id"] == "canberra-capital"
+    assert one.report("canberra-capital").case_id == "canberra-capital"
     (tmp_path / "junk.json").write_text("[1, 2]")
     with pytest.raises(UsageError):
         load_run(tmp_path / "junk.json")
@@ -244,7 +243,7 @@ def test_workers_run_cases_in_a_process_pool(tmp_path: Path) -> None:
     run = run_library(cases, tmp_path / "r", None, 11, workers=2, diagnose_factory=fake_factory)
     assert [c.case_id for c in run.cases] == [c.case_id for c in cases]
     assert all(c.status == "done" for c in run.cases)
-    assert load_run(tmp_path / "r").report(cases[0].case_id)["sampling"]["runs"][0]["samples"][0]["seed"] == 11
+    assert load_run(tmp_path / "r").report(cases[0].case_id).sampling.runs[0].samples[0].seed == 11
     with pytest.raises(UsageError):
         run_library(cases, tmp_path / "r2", None, 0, workers=2)
 
@@ -259,8 +258,8 @@ def test_real_pipeline_two_cases_twice_then_a_changed_budget(tmp_path: Path) -> 
     first = run_library([c for c in discover(LIBRARY) if c.case_id in wanted], tmp_path / "a", diagnose, 0)
     second = run_library([c for c in discover(LIBRARY) if c.case_id in wanted], tmp_path / "b", diagnose, 1000)
     assert all(c.status == "done" for c in first.cases + second.cases)
-    assert first.report("canberra-capital")["sampling"]["runs"][0]["samples"][0]["seed"] == 0
-    assert second.report("canberra-capital")["sampling"]["runs"][0]["samples"][0]["seed"] == 1000
+    assert first.report("canberra-capital").sampling.runs[0].samples[0].seed == 0
+    assert second.report("canberra-capital").sampling.runs[0].samples[0].seed == 1000
     unchanged = compare_runs(first, second)
     # The default gate (--fail-on fail) must not trip on unchanged cases; warn-level noise
     # at 8 seeds is measured separately (see the closing note of the nightly issue).
@@ -278,7 +277,7 @@ def test_a_case_is_gated_on_its_own_verdict_with_or_without_a_baseline(tmp_path:
     runs = tmp_path / "runs"
     fresh = run_nightly(CHANGED, runs, None, diagnose_factory=Counting)  # no baseline: every case is new
     status = {c.case_id: c.status for c in fresh.comparisons}
-    verdicts = {c.case_id: fresh.run.report(c.case_id)["verdict"] for c in fresh.comparisons}
+    verdicts = {c.case_id: fresh.run.report(c.case_id).verdict for c in fresh.comparisons}
     assert {k for k, v in verdicts.items() if v != "ok"} == {"canberra-capital", "eiffel-tower-opening"}
     for case_id, verdict in verdicts.items():
         assert status[case_id] == {"ok": "pass", "warn": "warn", "fail": "fail"}[verdict]

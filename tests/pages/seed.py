@@ -10,6 +10,7 @@ from api.db.models import Diagnosis, LibraryCase, NightlyItem, NightlyRun, utcno
 from api.db.session import Database
 from api.db.store import finish, record_report, sha256_of
 from diagnose.nightly.compare import compare_reports
+from diagnose.report import read_report
 
 MARKUP = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
 """Markup that would run if any page put document or sample text into the HTML unescaped."""
@@ -71,7 +72,7 @@ def gate_summary(cases: list[dict[str, Any]], fail_on: str = "fail") -> dict[str
     rank = {"pass": 0, "warn": 1, "fail": 2}
     compared = []
     for case in cases:
-        comparison = compare_reports(case["baseline"], case["current"])
+        comparison = compare_reports(read_report(case["baseline"]), read_report(case["current"]))
         compared.append({**comparison.to_dict(), "diagnosis_id": case["diagnosis_id"],
                          "baseline_diagnosis_id": case["baseline_diagnosis_id"]})
     counts = {state: sum(1 for c in compared if c["status"] == state) for state in rank}

@@ -65,7 +65,7 @@ def test_done_diagnosis_has_the_report_and_links_to_the_previous_one():
     page = diagnosis_page(detail, previous_id="e" * 32)
     assert page.refresh_s is None and page.progress is None and 'id="findings"' in page.body
     assert page.previous_href == f"/compare/{'e' * 32}/{'f' * 32}"
-    assert page.links["report"] == f"/v1/diagnoses/{'f' * 32}/report.json"
+    assert page.links.report == f"/v1/diagnoses/{'f' * 32}/report.json"
 
 
 def test_failed_diagnosis_shows_its_error():

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from diagnose.report import RepairTest
+from diagnose.report import RepairTest, Sample, TemperatureRun
 from diagnose.sampling.paired_measures import METRICS, Side
 from diagnose.sampling.paired_tests import SignificanceSettings, compare
 from diagnose.stats import bonferroni, bootstrap_p_value
@@ -16,10 +16,14 @@ from diagnose.sampling.metrics import semantic_entropy
 
 def _run(centers: list[str], clusters: list[int] | None = None, compliant=None, finish=None) -> Side:
     n = len(centers)
-    samples = [{"seed": i, "text": "", "center": c, "cluster": (clusters or [0] * n)[i],
-                "first_token": "'x'", "compliant": True if compliant is None else compliant[i],
-                "finish_reason": "stop" if finish is None else finish[i]} for i, c in enumerate(centers)]
-    return Side({"n": n, "samples": samples}, [])
+    samples = [Sample(seed=i, text="", center=c, cluster=(clusters or [0] * n)[i], first_token="'x'",
+                      compliant=True if compliant is None else compliant[i],
+                      finish_reason="stop" if finish is None else finish[i]) for i, c in enumerate(centers)]
+    # The aggregates are not read: every metric here reads the samples.
+    run = TemperatureRun(temperature=0.7, n=n, first_token_divergence=0.0, mean_entropy=None, perplexity=None,
+                         repetition_rate=0.0, semantic_entropy=0.0, compliance_rate=0.0, truncation_rate=0.0,
+                         center_pull={}, samples=samples)
+    return Side(run, [])
 
 
 def _test(metric="center_split", role="target", p_adjusted=0.001, diff=-0.5, result="better") -> RepairTest:
