@@ -269,6 +269,10 @@ class _ProgressReader:
                             total=len(documents))
         return self.reader.read(question, documents, yes_no, on_document=self.progress.update)
 
+    def compare(self, question: str, pairs: list[tuple[str, str]]):
+        self.progress.phase(f"comparing {len(pairs)} pairs of documents", total=None)
+        return self.reader.compare(question, pairs)
+
 
 def _first_mismatch(a: list[int], b: list[int]) -> int | None:
     for position, (x, y) in enumerate(zip(a, b)):

@@ -44,12 +44,13 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 __all__ = [
     "DocumentReader",
     "DocumentReading",
     "NO_VARIANTS",
+    "Reader",
     "ReadingStats",
     "YES_VARIANTS",
 ]
@@ -94,6 +95,14 @@ class ReadingStats:
 
 DocumentCallback = Callable[[int], None]
 """Called after each document with the number of documents done so far (1..n)."""
+
+
+class Reader(Protocol):
+    """What the read tier asks of a reader (:class:`DocumentReader`, or one wrapping it)."""
+
+    def read(self, question: str, documents: list[str], yes_no: bool) -> list[DocumentReading]: ...
+
+    def compare(self, question: str, pairs: list[tuple[str, str]]) -> list[float | None]: ...
 
 
 class DocumentReader:

@@ -49,7 +49,7 @@ from diagnose.text.values import extract_values
 
 if TYPE_CHECKING:
     from diagnose.embedding import Embedder
-    from diagnose.inputs.reading import DocumentReader
+    from diagnose.inputs.reading import Reader
 
 
 def analyze_inputs(
@@ -59,7 +59,7 @@ def analyze_inputs(
     count_tokens: Callable[[str], int] | None = None,
     prompt: str | None = None,
     context_window: int = 0,
-    reader: "DocumentReader | None" = None,
+    reader: "Reader | None" = None,
 ) -> InputAnalysis:
     """Run the input stage on ``case`` (see the module docstring for the steps).
 
@@ -92,7 +92,7 @@ def analyze_inputs(
                              texts=texts, lean=lean)
     if yes_no:
         found = stance_camps(found, emb, settings.stance_vote_weight, settings.camp_gap)
-        if reader is not None and hasattr(reader, "compare"):
+        if reader is not None:
             comparisons = compare_sides(reader, case.question, texts, found, noise, relevance, settings.compare_documents)
     live = [not x for x in noise]
     claim_spans = [[(c.sentence.start, c.sentence.start + len(c.sentence.text)) for c in doc] for doc in claims]

@@ -167,3 +167,16 @@ def test_read_tier_reports_each_documents_own_answer(diagnoser: Diagnoser):
     assert all(d.yes_margin is None for d in report.input.documents)  # not a yes/no question
     assert report.input.conflict.detected
     check_report(json.loads(report.to_json()), _case_dict(Path("fixtures/cases/contradicting-years.yaml")), sampled=False)
+
+
+def test_the_read_tier_of_run_asks_the_pairwise_stance_question(diagnoser: Diagnoser):
+    # run's reader reports progress; it must still ask whether two sides give the same answer
+    from diagnose.case import Case, Document
+
+    case = Case(id="stance", question="Can contractors get the home-office stipend?", documents=[
+        Document(id="d0", text="Contractors are eligible for the home-office stipend from their first month."),
+        Document(id="d1", text="The home-office stipend is not available to contractors; only employees get it."),
+    ])
+    report = diagnoser.inputs(case, read=True)
+    assert report.input.tier == "read" and report.input.stance == "assessed"
+    assert diagnoser.inputs(case).input.stance == "not_assessed"
