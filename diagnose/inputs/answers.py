@@ -315,7 +315,8 @@ def backed_answers(found: list[DocAnswer | None], texts: list[str], live: list[b
     beside the sixteen asked). A document that states only its own value keeps it, and so
     does one whose claim holds the other value with none of the question's words beside it
     while its own has some: the sentence answers with its own value and only refers to the
-    other ("output was 310 tonnes, against 290 tonnes in the first estimate")."""
+    other ("output was 310 tonnes, against 290 tonnes in the first estimate"). When its value
+    stands in a table row, the values of the table's other rows (other subjects) back nothing."""
     count = Counter(a.key for i, a in enumerate(found) if live[i] and a is not None and a.value is not None)
     out = list(found)
     for i, a in enumerate(found):
@@ -326,12 +327,21 @@ def backed_answers(found: list[DocAnswer | None], texts: list[str], live: list[b
             referred = [a.claim.sentence.start + v.start for v in a.claim.values
                         if not beside_share(predicate, a.claim, v, texts)]
             stated = [v for v in stated if v.start not in referred]
+        if a.claim is not None and cell_context(texts[i], a.claim.sentence.start + a.value.start) is not None:
+            row = _line_span(texts[i], a.claim.sentence.start + a.value.start)
+            stated = [v for v in stated if cell_context(texts[i], v.start) is None or _line_span(texts[i], v.start) == row]
         backed = [(count[b.key], b.key, v) for j, b in enumerate(found) if j != i and live[j] and b is not None
                   and b.value is not None and count[b.key] > 1 for v in stated if _restates(v, b.value)]
         if backed:
             _, key, v = max(backed, key=lambda x: (x[0], x[1]))
             out[i] = DocAnswer(key, v.span, a.claim, v, a.strength)
     return out
+
+
+def _line_span(text: str, position: int) -> tuple[int, int]:
+    """The ``(start, end)`` of the line of ``text`` that holds ``position``."""
+    end = text.find("\n", position)
+    return text.rfind("\n", 0, position) + 1, len(text) if end < 0 else end
 
 
 def unopposed_answers(found: list[DocAnswer | None], texts: list[str], live: list[bool]) -> list[DocAnswer | None]:

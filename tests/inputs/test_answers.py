@@ -178,3 +178,20 @@ def test_a_table_cell_is_read_by_its_column_not_its_neighbour():
     assert by_column[0].span == "90 ~ 264 Vac"
     # read by the words around it instead, the output cell beside the row label wins
     assert value_answers([[claim]], None, predicate, 0.2, 0.05)[0].span != "90 ~ 264 Vac"
+
+
+def test_another_row_of_a_table_does_not_back_a_rows_value():
+    table = "Carrier | Cabin bag\nLinea | 10 kg max.\nOrbis | 8 kg max.\n"
+    row = "Linea | 10 kg max."
+    claim = Claim(0, Sentence(table.index(row), row), 1.0, tuple(extract_values(row)), 1)
+    texts = [table, "Linea cabin bags: 8 kg.", "Linea allows 8 kg in the cabin."]
+    values = [extract_values(row)[0], extract_values(texts[1])[0], extract_values(texts[2])[0]]
+    found = [DocAnswer(v.key, v.span, claim if i == 0 else None, v, 1.0) for i, v in enumerate(values)]
+    out = backed_answers(found, texts, [True] * 3, content_tokens("Linea cabin bag weight"))
+    assert out[0].span == "10 kg" and disagree(out[0], out[1])
+    # the same 8 kg written in the row's own line would back it (a role error)
+    texts[0] = table.replace("10 kg max.", "10 kg max. (8 kg from May)")
+    row = "Linea | 10 kg max. (8 kg from May)"
+    claim = Claim(0, Sentence(texts[0].index(row), row), 1.0, tuple(extract_values(row)), 1)
+    found[0] = DocAnswer(values[0].key, values[0].span, claim, extract_values(row)[0], 1.0)
+    assert backed_answers(found, texts, [True] * 3, content_tokens("Linea cabin bag weight"))[0].span == "8 kg"
