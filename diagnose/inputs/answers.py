@@ -25,7 +25,7 @@ from diagnose.text.compare import comparable, same_value
 from diagnose.text.dates import date_precision
 from diagnose.text.names import name_key, proper_names
 from diagnose.text.sentences import content_tokens, overlap
-from diagnose.text.tables import cell_context
+from diagnose.text.tables import cell_context, table_row
 from diagnose.text.value_classes import value_class
 from diagnose.text.value_types import Value
 from diagnose.text.values import extract_values
@@ -327,21 +327,15 @@ def backed_answers(found: list[DocAnswer | None], texts: list[str], live: list[b
             referred = [a.claim.sentence.start + v.start for v in a.claim.values
                         if not beside_share(predicate, a.claim, v, texts)]
             stated = [v for v in stated if v.start not in referred]
-        if a.claim is not None and cell_context(texts[i], a.claim.sentence.start + a.value.start) is not None:
-            row = _line_span(texts[i], a.claim.sentence.start + a.value.start)
-            stated = [v for v in stated if cell_context(texts[i], v.start) is None or _line_span(texts[i], v.start) == row]
+        row = table_row(texts[i], a.claim.sentence.start + a.value.start) if a.claim is not None else None
+        if row is not None:
+            stated = [v for v in stated if table_row(texts[i], v.start) in (None, row)]
         backed = [(count[b.key], b.key, v) for j, b in enumerate(found) if j != i and live[j] and b is not None
                   and b.value is not None and count[b.key] > 1 for v in stated if _restates(v, b.value)]
         if backed:
             _, key, v = max(backed, key=lambda x: (x[0], x[1]))
             out[i] = DocAnswer(key, v.span, a.claim, v, a.strength)
     return out
-
-
-def _line_span(text: str, position: int) -> tuple[int, int]:
-    """The ``(start, end)`` of the line of ``text`` that holds ``position``."""
-    end = text.find("\n", position)
-    return text.rfind("\n", 0, position) + 1, len(text) if end < 0 else end
 
 
 def unopposed_answers(found: list[DocAnswer | None], texts: list[str], live: list[bool]) -> list[DocAnswer | None]:

@@ -31,13 +31,22 @@ def _is_row(line: str) -> bool:
     return len(_cells(line)) >= 2 and not _RULE.match(line)
 
 
+def _line(text: str, position: int) -> tuple[int, int]:
+    """The ``(start, end)`` of the line of ``text`` that holds ``position``."""
+    end = text.find("\n", position)
+    return text.rfind("\n", 0, position) + 1, len(text) if end < 0 else end
+
+
+def table_row(text: str, position: int) -> tuple[int, int] | None:
+    """The ``(start, end)`` of the table row whose cell holds ``position`` (None outside a table's cells)."""
+    return _line(text, position) if cell_context(text, position) is not None else None
+
+
 def cell_context(text: str, position: int) -> str | None:
     """The words that say what the value at ``position`` of ``text`` is, when it stands in a
     table cell: the column's header, the row's first cell and the cell itself. None when the
     position is in no table row, or in the header row itself."""
-    line_start = text.rfind("\n", 0, position) + 1
-    line_end = text.find("\n", position)
-    line_end = len(text) if line_end < 0 else line_end
+    line_start, line_end = _line(text, position)
     line = text[line_start:line_end]
     if not _is_row(line):
         return None

@@ -1,4 +1,4 @@
-from diagnose.text.tables import cell_context
+from diagnose.text.tables import cell_context, table_row
 
 SUPPLIES = ("Power supplies: quick selection\n"
             "Model | Output | Input (AC) | Size (mm)\n"
@@ -32,3 +32,10 @@ def test_outside_a_table_there_is_no_cell():
     assert _at(SUPPLIES, "two-year") is None
     assert _at(SUPPLIES, "Input (AC)") is None  # a header names a column, it is no value
     assert _at("Home | Products | Support | 2024 reports", "2024") is None  # one line of pipes is no table
+
+
+def test_a_row_is_the_line_of_a_cell():
+    row = "PSU-300-12 | 12 V / 25 A | 90 ~ 264 Vac | 215 x 115 x 50"
+    start = SUPPLIES.index(row)
+    assert table_row(SUPPLIES, SUPPLIES.index("90 ~")) == (start, start + len(row))
+    assert table_row(SUPPLIES, SUPPLIES.index("two-year")) is None
