@@ -75,7 +75,8 @@ def analyze_inputs(
     relevance = np.array([c[0].score if c else 0.0 for c in claims], np.float32)
 
     yes_no = is_yes_no_question(case.question)
-    found = _static_answers(case.question, claims, texts, yes_no, settings)
+    predicate = content_tokens(predicate_text(case.question))
+    found = _static_answers(case.question, predicate, claims, texts, yes_no, settings)
     # Noise is a fact of the text: decided on what the documents state, not on what a model reads into them.
     support = Counter(a.key for a in found if a and a.key)
     answered = np.array([a is not None and a.key is not None for a in found], bool)
@@ -98,8 +99,7 @@ def analyze_inputs(
     claim_spans = [[(c.sentence.start, c.sentence.start + len(c.sentence.text)) for c in doc] for doc in claims]
     copies = cf.copy_mismatches(texts, claim_spans, settings.duplicate_ratio, live, settings.copy_span_words)
     if not yes_no:
-        found = backed_answers(shared_keys(edited_answers(copies, found)), texts, live,
-                               content_tokens(predicate_text(case.question)))
+        found = backed_answers(shared_keys(edited_answers(copies, found)), texts, live, predicate)
         found = unopposed_answers(found, texts, live)
     assignment = _group(emb, found, noise, copies, settings)
 
@@ -131,12 +131,12 @@ def analyze_inputs(
     return InputAnalysis(report, emb, qvec, center_answers, projection, claim_emb)
 
 
-def _static_answers(question: str, claims, texts: list[str], yes_no: bool,
+def _static_answers(question: str, predicate: list[str], claims, texts: list[str], yes_no: bool,
                     settings: InputSettings) -> list[DocAnswer | None]:
-    """Each document's answer from its text: a stance, else a typed value, else a name."""
+    """Each document's answer from its text: a stance, else a typed value (``predicate``: the
+    question's predicate words), else a name."""
     if yes_no:
         return stance_answers(claims, settings.min_claim)
-    predicate = content_tokens(predicate_text(question))
     found = value_answers(
         claims, asked_value_kinds(question), predicate, settings.min_claim, settings.tie_margin,
         dimensions=asked_dimensions(question), given=tuple(extract_values(question)), texts=texts,

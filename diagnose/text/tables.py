@@ -56,18 +56,15 @@ def cell_context(text: str, position: int) -> str | None:
         return None
     block_start = line_start
     while block_start > 0:
-        previous_start = text.rfind("\n", 0, block_start - 1) + 1
-        previous = text[previous_start:block_start - 1]
+        previous_start, previous_end = _line(text, block_start - 1)
+        previous = text[previous_start:previous_end]
         if not (_is_row(previous) or (_RULE.match(previous) and "|" in previous)):
             break
         block_start = previous_start
-    next_start = line_end + 1
-    next_end = text.find("\n", next_start)
-    following = text[next_start:len(text) if next_end < 0 else next_end] if line_end < len(text) else ""
+    following = text[slice(*_line(text, line_end + 1))] if line_end < len(text) else ""
     if block_start == line_start and not _is_row(following):
         return None  # one line with pipes (a breadcrumb, a flattened page) is no table
-    first_end = text.find("\n", block_start)
-    first = text[block_start:len(text) if first_end < 0 else first_end]
+    first = text[slice(*_line(text, block_start))]
     header = None if any(ch.isdigit() for ch in first) else first
     if header is not None and block_start == line_start:
         return None  # the header row: its cells name columns, they are no values
