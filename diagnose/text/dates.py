@@ -160,3 +160,34 @@ def date_precision(v: Value) -> str:
     if body.startswith("--"):
         return "month-day"
     return "year" if len(body) <= 5 else "dated"
+
+
+def dates_in(text: str) -> list[tuple[int, int, date]]:
+    """The dates in ``text`` that name a year, in order, as (start, end, date); of
+    overlapping spans the longest. A month without a day reads as its first day, a year
+    alone as its 1 January; a day and month without a year are left out."""
+    found = sorted((c for c in date_claims(text) if c.kind == "date"), key=lambda c: (c.start, c.start - c.end))
+    out: list[tuple[int, int, date]] = []
+    for cand in found:
+        body = cand.key.removeprefix("date:")
+        if body.startswith("--") or (out and cand.start < out[-1][1]):
+            continue
+        year, month, day = (int(part) for part in (body.split("-") + ["1", "1"])[:3])
+        out.append((cand.start, cand.end, date(year, month, day)))
+    return out
+
+
+def parse_date(value: object) -> date | None:
+    """A single date given as a value (``date``, ``datetime``, ISO text such as
+    ``2026-02-01T09:00:00Z``, or a written date in a supported language), else None."""
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        return datetime.fromisoformat(value.strip().replace("Z", "+00:00")).date()
+    except ValueError:
+        found = dates_in(value)
+        return found[0][2] if len(found) == 1 else None

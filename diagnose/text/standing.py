@@ -1,0 +1,201 @@
+"""What a document says about its own standing: its date, whether it is archived, and what
+replaced it, read from its text in English, Chinese, French and Japanese.
+
+Only what the document says about ITSELF counts, so the vocabularies are small and
+generic: status words (archived, superseded, withdrawn, no longer in effect, 已废止, 廃止,
+abrogé...), successions (superseded by X, 被X取代, remplacé par X, Xに置き換え) and dates
+next to the words that date a document (effective, last updated, 生效日期, 自…起施行,
+施行日, 改定, en vigueur le, mis à jour le...).
+
+A status word is about the document itself when it stands
+
+1. as a banner: alone at the start of a sentence (after a label such as ``Status:``,
+   ``状态：`` or another status word) and followed by punctuation, in brackets, in capitals, or in the text's short
+   first line; or
+2. in a sentence whose subject is the document (this, le présent, 本, この...),
+
+and in neither case after another document named in the same clause ("version 3",
+"the previous policy", "which", 原, 旧...): "This version replaces version 3, which is no
+longer in effect" archives nothing. Dates follow the same clause rule; the date of an
+event ("superseded by version 4 on 1 February 2026") is not the document's date. Of the
+document's own dates the newest is taken; without one, a date in the text's short first
+line (its title) is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import re
+from typing import Literal
+
+from diagnose.text.dates import dates_in
+
+__all__ = ["TextStanding", "read_standing"]
+
+
+@dataclasses.dataclass(frozen=True)
+class TextStanding:
+    """What a document's text says about its own standing (all None: nothing)."""
+
+    date: datetime.date | None = None
+    """The document's own effective, updated or published date."""
+    authority: Literal["archived"] | None = None
+    """``archived`` when the text says it is archived, superseded, withdrawn or no longer valid."""
+    superseded_by: str | None = None
+    """The successor it names ("version 4"), when it says it was superseded or replaced."""
+    replaces: str | None = None
+    """The predecessor it names ("version 3"), when it says it replaces one."""
+    evidence: str | None = None
+    """The sentence that says it is archived, else the words that date it."""
+
+
+_I = re.I | re.X
+_ARCHIVED = re.compile(r"""
+    \b(?:archived|superseded|withdrawn|obsolete|rescinded|repealed|deprecated|expired|out\ of\ date)\b
+  | \bno\ longer\ (?:in\ (?:effect|force|use)|valid|current|applies|applicable)\b
+  | \b(?:archivée?s?|abrogée?s?|obsolètes?|caduque?s?|périmée?s?|retirée?s?)(?!\w)
+  | \bn['’]est\ plus\ (?:en\ vigueur|valable|applicable)
+  | (?:已|被)?(?:废止|作废|失效|归档|过时)|不再(?:适用|有效|生效)|廃止|失効|アーカイブ|旧版|効力を失
+""", _I)
+_SUCCESSOR = (
+    re.compile(r"\b(?:superseded|replaced)\s+by\s+(?P<name>[^.;:,()\n]{1,60})", re.I),
+    re.compile(r"\bremplacée?s?\s+par\s+(?P<name>[^.;:,()\n]{1,60})", re.I),
+    re.compile(r"[被由](?P<name>[^，。；、,.;\s]{1,30}?)所?(?:取代|替代|代替|替换)"),
+    re.compile(r"(?P<name>[^、。，,\sはがを]{1,30}?)(?:に|によって|により)(?:置き換え|置換|代替)"),
+)
+_PREDECESSOR = (
+    re.compile(r"\b(?:replaces|supersedes|remplace|abroge)\s+(?P<name>[^.;:,()\n]{1,60})", re.I),
+    re.compile(r"(?<![被由已])(?:取代|替代|代替)(?P<name>[^，。；、,.;\s]{1,30})"),
+    re.compile(r"(?P<name>[^、。，,\sはがを]{1,30}?)に代わる"),
+)
+#: Words that date the document, before its date ("effective 1 March 2023", "施行日：…").
+_DATE_BEFORE = re.compile(r"""
+    (?<!longer\ )\beffective(?:\ date)?|\b(?:last\ )?(?:updated|revised)|\blast\ (?:reviewed|modified)|\bpublished
+  | \bdate\ (?:of\ )?(?:effect|issue|publication|revision)|\bvalid\ (?:from|since|as\ of)|^\s*date
+  | (?<!plus\ )(?<!pas\ )\ben\ vigueur|\bmise?\ à\ jour|\bdernière\ (?:mise\ à\ jour|révision|modification)
+  | \b(?:révisée?|publiée?|modifiée?|applicable)|\bdate\ d['’](?:effet|entrée\ en\ vigueur|application|publication)
+  | (?:生效|施行|实施|发布|更新|修订)日期|最后更新|(?:更新|发布|修订)于
+  | 施行日|発効日|改定日|改訂日|更新日|最終更新日?|発行日|制定日|公開日
+""", _I | re.M)
+_GAP_BEFORE = re.compile(r"""[\s:：,\-–—(]*(?:(?:on|from|as\ of|since|le|du|depuis|à\ compter\ du|à\ partir\ du
+                             |dès|en\ date\ du|于|は)\s*){0,2}$""", _I)
+#: Words that date the document, after its date ("2026年2月1日起施行", "2026年2月1日改定").
+_DATE_AFTER = re.compile(r"\s*(?:起|から|より|以降)?\s*(?:施行|生效|实施|修订|发布|更新|発効|改定|改訂|制定|発行)(?![的の])")
+_LABEL = re.compile(r"\b(?:status|state|note|notice|warning|statut|état|avis|remarque)\b|状态|状態|注意|说明|备注|注",
+                    re.I)
+_SELF = re.compile(r"\b(?:this|the\ present|ce|cet|cette|le\ présent|la\ présente)\b|(?<![\u3040-\u30ff\u4e00-\u9fff])本|この",
+                   _I)
+_OTHER = re.compile(r"""
+    \b(?:version|v|edition|revision|rev)\.?\s*\d|\b(?:previous|former|old|older|earlier|prior|original|which|whose)\b
+  | \b(?:ancien(?:ne)?s?|précédente?s?|antérieure?s?|lequel|laquelle|dont)\b|原|旧|前版|上一版|第\s*\d+\s*版|従来|前の
+""", _I)
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|[。！？\n]")
+_CLAUSE_END = re.compile(r"[.!?;,](?=\s)|[。！？；，、;\n]|\s[-–—]\s")
+_BRACKETS = ("[]", "()", "【】", "（）", "«»", "「」", "『』", "〔〕")
+_TRAILING_LINK = re.compile(r"""\s+(?:on|as\ of|effective|from|since|and|which|with\ effect|le|du|depuis|à\ compter|à\ partir
+                            |dès|et|qui|en\ date)\b.*$""", _I | re.S)
+_FIRST_LINE_MAX = 100
+
+
+def read_standing(text: str) -> TextStanding:
+    """What ``text`` says about its own standing (see the module docstring)."""
+    archived = next((m for m in _status_marks(text) if _about_itself(text, m.start(), m.end())), None)
+    successor = next((m for p in _SUCCESSOR for m in p.finditer(text) if _about_itself(text, m.start(), m.end())),
+                     None)
+    predecessor = next((m for p in _PREDECESSOR for m in p.finditer(text)
+                        if not _inside(m.start(), successor)), None)
+    dated = _own_dates(text)
+    day, date_words = max(dated, key=lambda d: d[0]) if dated else (None, None)
+    mark = archived or successor
+    return TextStanding(
+        date=day,
+        authority="archived" if mark else None,
+        superseded_by=_name(text, successor) if successor else None,
+        replaces=_name(text, predecessor) if predecessor else None,
+        evidence=_sentence(text, mark.start()) if mark else date_words,
+    )
+
+
+def _status_marks(text: str) -> list[re.Match[str]]:
+    return [*_ARCHIVED.finditer(text), *(m for p in _SUCCESSOR for m in p.finditer(text))]
+
+
+def _about_itself(text: str, start: int, end: int) -> bool:
+    """The status word at ``text[start:end]`` speaks of the document itself."""
+    clause = text[_start_of(text, start, _CLAUSE_END) : start]
+    if _names_another(clause):
+        return False
+    sentence = text[_start_of(text, start, _SENTENCE_END) : start]
+    return _banner(text, sentence, start, end) or bool(_SELF.search(sentence))
+
+
+def _banner(text: str, sentence: str, start: int, end: int) -> bool:
+    words = text[start:end]
+    before, after = text[start - 1 : start], text[end : end + 1]
+    bracketed = any(before == o and after == c for o, c in _BRACKETS)
+    alone = not re.sub(r"[\W_]+", "", _LABEL.sub("", _ARCHIVED.sub("", sentence))) \
+        and re.match(r"\s*(?:[^\w\s]|$)", text[end:]) is not None  # "ARCHIVED -", not "Archived emails"
+    first_line = "\n" not in text[:start] and _title_end(text) is not None
+    return bracketed or alone or first_line or (words.isupper() and len(words) >= 5)
+
+
+def _names_another(clause: str) -> bool:
+    """The clause names a document other than this one ("version 3", "which", 原...);
+    "this version 4" names this one."""
+    return any(not re.search(r"(?:" + _SELF.pattern + r")\s*\S{0,12}\s*$", clause[: m.start()], _I)
+               for m in _OTHER.finditer(clause))
+
+
+def _own_dates(text: str) -> list[tuple[datetime.date, str]]:
+    """The document's own dates, each with the words that date it."""
+    title_end = _title_end(text)
+    found, titled = [], []
+    for start, end, day in dates_in(text):
+        clause_start = _start_of(text, start, _CLAUSE_END)
+        before = text[clause_start:start]
+        marker = next((m for m in _DATE_BEFORE.finditer(before) if _GAP_BEFORE.match(before, m.end())), None)
+        after = _DATE_AFTER.match(text, end)
+        words_start = clause_start + marker.start() if marker else start
+        if _names_another(text[clause_start:words_start]):
+            continue
+        if marker or after:
+            found.append((day, text[words_start : after.end() if after else end].strip()))
+        elif title_end is not None and end <= title_end and _standalone(text, clause_start, start, end):
+            titled.append((day, text[start:end]))
+    return found or titled
+
+
+def _title_end(text: str) -> int | None:
+    """Where the text's first line ends, when it is a short title above more lines."""
+    end = text.find("\n")
+    return end if 0 < end <= _FIRST_LINE_MAX and text[end:].strip() else None
+
+
+def _standalone(text: str, clause_start: int, start: int, end: int) -> bool:
+    """The date at ``text[start:end]`` stands alone in its clause ("Policy — 1 March 2023")."""
+    before = text[clause_start:start]
+    alone = not re.sub(r"[\W_]+", "", before) or before.rstrip().endswith(("(", "（"))
+    return alone and re.match(r"[^\S\n]*[)）]?[^\S\n]*(?:\n|$)", text[end:]) is not None
+
+
+def _start_of(text: str, at: int, boundary: re.Pattern[str]) -> int:
+    ends = [m.end() for m in boundary.finditer(text, 0, at)]
+    return ends[-1] if ends else 0
+
+
+def _inside(at: int, match: re.Match[str] | None) -> bool:
+    return match is not None and match.start() <= at < match.end()
+
+
+def _name(text: str, match: re.Match[str]) -> str | None:
+    """The named successor or predecessor, cut before a linking word ("version 4 on 1 May")."""
+    start, end = match.span("name")
+    name = _TRAILING_LINK.sub("", text[start:end]).strip(" \t-–—")
+    return name or None
+
+
+def _sentence(text: str, at: int) -> str:
+    start = _start_of(text, at, _SENTENCE_END)
+    end = _SENTENCE_END.search(text, at)
+    return text[start : end.end() if end else len(text)].strip()[:200]

@@ -1,0 +1,94 @@
+"""diagnose.text.standing: a document's own date, archived status and successor, in en / zh / fr / ja.
+
+Every text here is made up for these tests."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from diagnose.text.standing import read_standing
+
+D = datetime.date
+
+ARCHIVED = [
+    # (text, successor, own date)
+    ("ARCHIVED - superseded by version 4 on 1 February 2026.\nGuests may stay 3 nights. Effective date: 1 March 2023.",
+     "version 4", D(2023, 3, 1)),
+    ("Parking rules\nThis notice has been replaced by the Campus Parking Standard and is kept for reference.",
+     "the Campus Parking Standard", None),
+    ("【已废止】本办法已被《会议室管理办法（2026年版）》取代。\n生效日期：2019年3月1日。每次预约不超过两小时。",
+     "《会议室管理办法（2026年版）》", D(2019, 3, 1)),
+    ("状态：已作废\n每位员工每月可领取两张餐券。", None, None),
+    ("【廃止】本規程は2026年2月1日をもって廃止され、第5版に置き換えられました。\n施行日：2021年4月1日",
+     "第5版", D(2021, 4, 1)),
+    ("Cette consigne a été remplacée par la version 6 le 1er février 2026.\nEn vigueur le 1er mars 2022.",
+     "la version 6", D(2022, 3, 1)),
+    ("Statut : archivé\nMis à jour le 3 juin 2021. Le badge se renouvelle chaque année.", None, D(2021, 6, 3)),
+]
+
+
+@pytest.mark.parametrize(("text", "successor", "own_date"), ARCHIVED)
+def test_a_document_that_says_it_is_archived_reads_archived_with_its_successor_and_own_date(text, successor, own_date):
+    found = read_standing(text)
+    assert found.authority == "archived"
+    assert found.superseded_by == successor
+    assert found.date == own_date
+    assert found.evidence and found.evidence in text
+
+
+CURRENT = [
+    # (text, own date, predecessor)
+    ("Badge policy, version 4. Effective 1 February 2026. This version replaces version 3, which is no longer in effect.",
+     D(2026, 2, 1), "version 3"),
+    ("本办法自2026年2月1日起施行，原《门禁管理办法》同时废止。", D(2026, 2, 1), None),
+    ("本規程は2026年2月1日から施行する。旧規程は廃止する。", D(2026, 2, 1), None),
+    ("Politique de prêt (version 4)\nEn vigueur depuis le 1er février 2026. Elle remplace la version 3, "
+     "qui n'est plus en vigueur.", D(2026, 2, 1), "la version 3"),
+]
+
+
+@pytest.mark.parametrize(("text", "own_date", "predecessor"), CURRENT)
+def test_a_document_that_retires_another_is_not_archived_itself(text, own_date, predecessor):
+    """What it says about the version it replaces is not about itself."""
+    found = read_standing(text)
+    assert found.authority is None and found.superseded_by is None
+    assert found.date == own_date
+    assert found.replaces == predecessor
+
+
+NOT_ITSELF = [
+    "Returns for withdrawn products are refunded in 14 days.",
+    "Archived emails are deleted after 90 days.",
+    "Version 3 was effective from 1 March 2023. Lunch costs 6 EUR.",
+    "The old footbridge opened on 5 May 1887.",
+    "已归档的邮件保留九十天。",
+    "Les dossiers archivés sont conservés dix ans.",
+]
+
+
+@pytest.mark.parametrize("text", NOT_ITSELF)
+def test_status_words_and_dates_about_something_else_say_nothing(text):
+    assert read_standing(text) == read_standing("")
+
+
+def test_the_newest_of_the_documents_own_dates_wins_and_event_dates_do_not_count():
+    text = ("Loan rules\nBooks borrowed before 1 March 2024 are due in 3 weeks. "
+            "Effective 1 January 2024. Last updated: June 5, 2024.")
+    assert read_standing(text).date == D(2024, 6, 5)
+    assert read_standing(text).evidence == "Last updated: June 5, 2024"
+
+
+@pytest.mark.parametrize(("text", "own_date"), [
+    ("Desk booking — 1 March 2023\nDesks are booked a day ahead.", D(2023, 3, 1)),
+    ("2024年3月3日更新\n每层设有两台打印机。", D(2024, 3, 3)),
+    ("最終更新日：2025年7月10日\n会議室は30分単位で予約できます。", D(2025, 7, 10)),
+])
+def test_a_title_date_or_a_dating_word_after_the_date_dates_the_document(text, own_date):
+    assert read_standing(text).date == own_date
+
+
+def test_a_date_of_no_longer_applying_is_not_an_effective_date():
+    found = read_standing("本规定自2026年1月1日起不再适用。")
+    assert found.authority == "archived" and found.date is None
