@@ -1,44 +1,35 @@
 """Which gravity center the case itself says is current: document authority and dates.
 
 A case may mark documents ``authority: authoritative|standard|archived`` and give
-their ``date``. A center stands as high as its best document: authority first,
-then the newest date. When the case's marks put one center above every other,
-that center is the one a repair keeps, and a candidate that removes it (or keeps
-another center alone) "drops the authoritative side": it is tried last and says so.
-Without marks, or when they do not separate the centers, nothing is preferred and
-the repairs follow the samples (the dominant center) as before.
+their ``date``. The center that :func:`diagnose.inputs.standing.center_standings`
+calls ``"current"`` (every gravity center competing with every other) is the one a
+repair keeps, and a candidate that removes it (or keeps another center alone) "drops
+the authoritative side": it is tried last and says so. Without marks, or when they do
+not separate the centers, nothing is preferred and the repairs follow the samples (the
+dominant center) as before.
 """
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Sequence
 from typing import Any
 
-from diagnose.document import AUTHORITY_RANK, Document
+from diagnose.document import Document
+from diagnose.inputs.standing import center_standings
 from diagnose.report import GravityCenter
 
-__all__ = ["Standing", "preferred_center", "standing_of"]
-
-Standing = tuple[int, datetime.date]
-_UNDATED = datetime.date.min
-
-
-def standing_of(center: GravityCenter, documents: dict[str, Document]) -> Standing:
-    """(best authority rank, newest date) over the center's documents."""
-    docs = [documents[d] for d in center.documents if d in documents]
-    return (max((AUTHORITY_RANK[d.authority] for d in docs), default=AUTHORITY_RANK[None]),
-            max((d.date for d in docs if d.date is not None), default=_UNDATED))
+__all__ = ["drop_note", "preferred_center"]
 
 
 def preferred_center(centers: Sequence[GravityCenter], documents: Sequence[Document]) -> GravityCenter | None:
-    """The center the case's authority and date marks put above every other, or None."""
+    """The center the case's authority and date marks make current, or None."""
     if len(centers) < 2 or not any(d.authority is not None or d.date is not None for d in documents):
         return None
-    by_id = {d.id: d for d in documents}
-    ranked = sorted(centers, key=lambda c: standing_of(c, by_id), reverse=True)
-    first, second = (standing_of(c, by_id) for c in ranked[:2])
-    return ranked[0] if first > second else None
+    index = {d.id: i for i, d in enumerate(documents)}
+    members = [[index[d] for d in c.documents if d in index] for c in centers]
+    standings = center_standings(members, [d.date for d in documents], [d.authority for d in documents],
+                                 lambda a, b: True)
+    return next((c for c, s in zip(centers, standings) if s == "current"), None)
 
 
 def drop_note(center: GravityCenter, documents: Sequence[Document]) -> dict[str, Any]:

@@ -1,0 +1,100 @@
+"""Which gravity center is current: documents' dates and authority, center by center.
+
+The input stage (and the repairs) call these with plain lists indexed by document::
+
+    standings = center_standings(centers, dates, authorities, disagree)
+
+``centers[c]`` lists the indices of center ``c``'s documents; ``dates[i]`` and
+``authorities[i]`` are document ``i``'s (``document_standing`` gives both, from the
+document's fields or else its text); ``disagree`` says which centers disagree, as a
+function of two center indices or a set of index pairs (either order).
+
+A document is outdated by a disagreeing center when it is archived and that center is
+not all archived, or when it is dated before that center's newest date and does not
+outrank it (``AUTHORITY_RANK``: an authoritative document is not outdated by a newer
+standard one). A center is ``"superseded"`` when all its documents are outdated by one
+disagreeing center; it is ``"current"`` when it stands above every center it disagrees
+with (best authority, then newest date) and is not superseded; else None. Without marks,
+or when they do not separate the centers, every standing is None.
+``outdated_documents`` names, for a (current, superseded) pair of centers, the documents
+to drop: the ones the report pairs as ``kind: "outdated"``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Callable, Collection, Sequence
+from typing import Literal
+
+from diagnose.document import AUTHORITY_RANK, Document
+from diagnose.text.standing import TextStanding, read_standing
+
+__all__ = ["DocumentStanding", "Standing", "center_standings", "document_standing", "outdated_documents"]
+
+Standing = Literal["current", "superseded"]
+Disagree = Callable[[int, int], bool] | Collection[tuple[int, int]]
+_UNDATED = datetime.date.min
+
+
+@dataclasses.dataclass(frozen=True)
+class DocumentStanding:
+    """A document's date and authority, from its own fields when given, else from its text."""
+
+    date: datetime.date | None
+    authority: str | None
+    date_source: Literal["field", "text"] | None
+    """Where ``date`` came from (None: no date)."""
+    text: TextStanding
+    """What the text says (successor, predecessor, evidence), even where a field won."""
+
+
+def document_standing(doc: Document, reading: TextStanding | None = None) -> DocumentStanding:
+    """``doc``'s date and authority: its ``date``/``authority`` fields win, the text
+    (``reading``, read from ``doc.text`` when not given) fills what they leave out."""
+    reading = read_standing(doc.text) if reading is None else reading
+    date, source = (doc.date, "field") if doc.date is not None else (reading.date, "text")
+    return DocumentStanding(date=date, authority=doc.authority or reading.authority,
+                            date_source=source if date is not None else None, text=reading)
+
+
+def center_standings(centers: Sequence[Sequence[int]], dates: Sequence[datetime.date | None],
+                     authorities: Sequence[str | None], disagree: Disagree) -> list[Standing | None]:
+    """Each center's standing (see the module docstring), in the order of ``centers``."""
+    apart = _disagree(disagree)
+    rivals = [[d for d in range(len(centers)) if d != c and apart(c, d)] for c in range(len(centers))]
+    superseded = [bool(docs) and any(set(outdated_documents(centers[d], docs, dates, authorities)) >= set(docs)
+                                     for d in rivals[c])
+                  for c, docs in enumerate(centers)]
+    rank = [_stands(docs, dates, authorities) for docs in centers]
+    current = [not superseded[c] and bool(rivals[c]) and all(rank[c] > rank[d] for d in rivals[c])
+               for c in range(len(centers))]
+    return ["superseded" if s else "current" if k else None for s, k in zip(superseded, current)]
+
+
+def outdated_documents(current: Sequence[int], older: Sequence[int], dates: Sequence[datetime.date | None],
+                       authorities: Sequence[str | None]) -> list[int]:
+    """The documents of ``older`` (not also in ``current``) that ``current`` outdates:
+    archived while ``current`` is not all archived, or dated before ``current``'s
+    newest date without outranking it."""
+    if not current:
+        return []
+    all_archived = all(authorities[i] == "archived" for i in current)
+    best, newest = _stands(current, dates, authorities)
+    return [i for i in older if i not in current and (
+        (authorities[i] == "archived" and not all_archived)
+        or (dates[i] is not None and dates[i] < newest and AUTHORITY_RANK[authorities[i]] <= best))]
+
+
+def _stands(docs: Sequence[int], dates: Sequence[datetime.date | None],
+            authorities: Sequence[str | None]) -> tuple[int, datetime.date]:
+    """(best authority rank, newest date) over ``docs``."""
+    return (max((AUTHORITY_RANK[authorities[i]] for i in docs), default=AUTHORITY_RANK[None]),
+            max((dates[i] for i in docs if dates[i] is not None), default=_UNDATED))
+
+
+def _disagree(disagree: Disagree) -> Callable[[int, int], bool]:
+    if callable(disagree):
+        return disagree
+    pairs = {frozenset(p) for p in disagree}
+    return lambda a, b: frozenset((a, b)) in pairs
