@@ -8,6 +8,12 @@ retrieval compare: ``metadata["id"]``, else the object's own ``id`` unless it is
 a random UUID (what FAISS and the in-memory store assign on every ingest), else
 ``metadata["source"]`` (numbered ``source#2``, ``source#3``... when several
 chunks share it), else the UUID, else ``d<index>``.
+
+Metadata also gives the document's ``date`` (``date``, else the newest of the usual
+spellings such as ``effective_date`` or ``last_updated``; a date, a datetime or a
+written date) and its ``authority`` (``authority``, else ``status``; a status that says
+archived, superseded, withdrawn... reads as ``archived``). Values that do not read as
+one are left out: metadata is free-form.
 """
 
 from __future__ import annotations
@@ -21,12 +27,18 @@ from typing import Any, Literal
 import msgspec
 
 from diagnose.errors import CaseError
+from diagnose.text.dates import parse_date
+from diagnose.text.standing import read_standing
 
 __all__ = ["AUTHORITY_RANK", "Authority", "Document", "to_document", "to_documents"]
 
 Authority = Literal["authoritative", "standard", "archived"]
 #: How far a document's word counts when documents disagree (higher wins).
 AUTHORITY_RANK: dict[str | None, int] = {"authoritative": 2, "standard": 1, None: 1, "archived": 0}
+#: Metadata keys that date a document, after ``date`` itself (the newest given wins).
+_DATE_KEYS = ("effective_date", "effective", "effective_from", "valid_from", "last_updated", "updated",
+              "updated_at", "last_modified", "modified", "revised", "revision_date", "published",
+              "published_date", "publication_date")
 
 
 class Document(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -60,8 +72,7 @@ def to_documents(objs: Sequence[Any]) -> list[Document]:
         if derived and counts[doc.id] > 1:
             seen[doc.id] += 1
             if seen[doc.id] > 1:
-                documents[i] = Document(id=f"{doc.id}#{seen[doc.id]}", text=doc.text, score=doc.score,
-                                        source=doc.source)
+                documents[i] = msgspec.structs.replace(doc, id=f"{doc.id}#{seen[doc.id]}")
     return documents
 
 
@@ -70,8 +81,6 @@ def to_document(obj: Any, index: int) -> Document:
     if isinstance(obj, Document):
         return obj
     if isinstance(obj, dict):
-        import msgspec
-
         try:
             return msgspec.convert(obj, Document)
         except msgspec.ValidationError as exc:
@@ -88,8 +97,28 @@ def to_document(obj: Any, index: int) -> Document:
             text=str(obj.page_content),
             score=float(score) if isinstance(score, (int, float)) else None,
             source=str(source) if source is not None else None,
+            date=_metadata_date(metadata),
+            authority=_metadata_authority(metadata),
         )
     raise CaseError(f"documents[{index}]", "is not a document", type(obj).__name__)
+
+
+def _metadata_date(metadata: dict[str, Any]) -> datetime.date | None:
+    """The document's date from its metadata (see the module docstring)."""
+    if (given := parse_date(metadata.get("date"))) is not None:
+        return given
+    return max((d for d in (parse_date(metadata.get(k)) for k in _DATE_KEYS) if d is not None), default=None)
+
+
+def _metadata_authority(metadata: dict[str, Any]) -> Authority | None:
+    """The document's authority from its metadata (see the module docstring)."""
+    for key in ("authority", "status"):
+        value = metadata.get(key)
+        if isinstance(value, str) and value.strip().lower() in ("authoritative", "standard", "archived"):
+            return value.strip().lower()  # type: ignore[return-value]
+        if isinstance(value, str) and read_standing(value).authority is not None:
+            return "archived"
+    return None
 
 
 def _id_source(obj: Any) -> str:

@@ -87,7 +87,8 @@ def case_from_documents(
     """A Case from LangChain documents; ``case_fields`` are any other case fields.
 
     Each document's id is its ``id`` (or ``metadata["id"]``, else ``d<index>``);
-    ``metadata["score"]``/``["relevance_score"]`` and ``["source"]`` are kept.
+    ``metadata["score"]``/``["relevance_score"]``, ``["source"]`` and the date and authority
+    (``diagnose.document``: ``date``, ``effective_date``, ``status: archived``...) are kept.
     """
     return _case(id=id, question=question, documents=list(documents), **case_fields)
 
