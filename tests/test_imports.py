@@ -108,7 +108,8 @@ LAYERS = (
     ("diagnose.html", "diagnose.verdict_lines"),
     ("diagnose.triage",),
     ("diagnose.inputs", "diagnose.sampling"),
-    ("diagnose.decode", "diagnose.models", "diagnose.embedding", "diagnose.analysis", "diagnose.environment"),
+    ("diagnose.decode", "diagnose.models", "diagnose.reader", "diagnose.embedding", "diagnose.analysis",
+     "diagnose.environment"),
     ("diagnose.case", "diagnose.document", "diagnose.report", "diagnose.prompt", "diagnose.case_file"),
     ("diagnose.text", "diagnose.stats", "diagnose.display", "diagnose.progress", "diagnose.errors", "diagnose._lazy"),
 )

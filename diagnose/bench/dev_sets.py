@@ -1,6 +1,6 @@
 """Tune the input stage on the three dev sets at once (a developer tool).
 
-usage: python -m diagnose.bench.dev_sets OUTDIR [--cache DIR] [--read] [--sets ramdocs-dev,...] [--limit N]
+usage: python -m diagnose.bench.dev_sets OUTDIR [--cache DIR] [--reader static|reference|sampled|URL] [--sets ramdocs-dev,...] [--limit N]
 
 Writes ``OUTDIR/<set>/<case_id>.json`` and prints each set's SCORE line, the
 per-kind table where the truth has kinds, and the center-pull self-check: the
@@ -11,6 +11,7 @@ sampled output, goes to that document's own center.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import subprocess
@@ -38,27 +39,31 @@ def make_embedder(cache_dir: Path | None):
 
 
 class _CachedReader:
-    """Readings kept in a JSON file by (question, document), so that tuning what the
-    stage does with them does not re-run the generator (readings are greedy: deterministic)."""
+    """Readings kept in a JSON file by (reader, prompt, question, document), so that tuning what
+    the stage does with them does not re-run the reader (readings are greedy: deterministic)."""
 
-    def __init__(self, reader, path: Path) -> None:
-        from diagnose.inputs.reading import DocumentReading
-
-        self.reader, self.path, self._reading = reader, path, DocumentReading
+    def __init__(self, reader, path: Path, salt: str = "") -> None:
+        self.reader, self.path, self.salt = reader, path, salt
+        self.decides = reader.decides
         self.memo = json.loads(path.read_text("utf-8")) if path.is_file() else {}
 
-    def read(self, question: str, documents: list[str], yes_no: bool):
-        keys = [hashlib.sha256(f"{question}\x00{yes_no}\x00{d}".encode()).hexdigest() for d in documents]
+    def _key(self, *parts: object) -> str:
+        return hashlib.sha256("\x00".join(map(str, (self.salt, *parts))).encode()).hexdigest()
+
+    def read(self, question: str, documents: list[str], yes_no: bool, on_document=None):
+        from diagnose.reader.readings import DocumentReading
+
+        keys = [self._key(question, yes_no, d) for d in documents]
         todo = [i for i, k in enumerate(keys) if k not in self.memo]
         if todo:
             fresh = self.reader.read(question, [documents[i] for i in todo], yes_no)
             for i, r in zip(todo, fresh):
-                self.memo[keys[i]] = [r.answer, r.yes_margin, r.prompt_tokens]
+                self.memo[keys[i]] = dataclasses.asdict(r)
             write_atomic(self.path, json.dumps(self.memo))
-        return [self._reading(*self.memo[k]) for k in keys]
+        return [DocumentReading(**self.memo[k]) for k in keys]
 
     def compare(self, question: str, pairs: list[tuple[str, str]]):
-        keys = [hashlib.sha256(f"pair\x00{question}\x00{a}\x00{b}".encode()).hexdigest() for a, b in pairs]
+        keys = [self._key("pair", question, a, b) for a, b in pairs]
         todo = [i for i, k in enumerate(keys) if k not in self.memo]
         if todo:
             for i, margin in zip(todo, self.reader.compare(question, [pairs[i] for i in todo])):
@@ -67,23 +72,38 @@ class _CachedReader:
         return [self.memo[k] for k in keys]
 
 
+def open_reader(choice: str, cache: Path):
+    """The reader ``choice`` names (``sampled``: the embedded generator; ``reference``; a URL),
+    behind a cache of its readings in ``cache``."""
+    from diagnose.models import ModelRegistry
+    from diagnose.settings import Settings
+
+    settings = Settings.from_env().models
+    if choice == "sampled":
+        from diagnose.inputs.reading import DocumentReader
+
+        return _CachedReader(DocumentReader(ModelRegistry(settings).generator()), cache / "readings.json")
+    from diagnose.reader.prompt import SYSTEM
+    from diagnose.reader.structured import reference_reader, server_reader
+
+    reader = (reference_reader(ModelRegistry(settings).reference_engine()) if choice == "reference"
+              else server_reader(choice, settings.reader_model))
+    salt = hashlib.sha256(f"{reader.identity.sha256 or reader.identity.name}\x00{SYSTEM}".encode()).hexdigest()[:16]
+    return _CachedReader(reader, cache / "reader-readings.json", salt)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("outdir", type=Path)
     parser.add_argument("--cache", type=Path, default=None)
-    parser.add_argument("--read", action="store_true", help="the read tier (the embedded generator reads each document)")
+    parser.add_argument("--read", action="store_true", help="the read tier with the embedded generator (= --reader sampled)")
+    parser.add_argument("--reader", default="static", help="static, reference, sampled or a server URL")
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--limit", type=int, default=0, help="only the first N cases of each set (by file name)")
     args = parser.parse_args(argv)
     embedder = make_embedder(args.cache)
-    reader = None
-    if args.read:
-        from diagnose.inputs.reading import DocumentReader
-        from diagnose.models import ModelRegistry
-        from diagnose.settings import Settings
-
-        reader = _CachedReader(DocumentReader(ModelRegistry(Settings.from_env().models).generator()),
-                               (args.cache or args.outdir) / "readings.json")
+    choice = "sampled" if args.read else args.reader
+    reader = None if choice == "static" else open_reader(choice, args.cache or args.outdir)
     settings = InputSettings()
     for name in args.sets.split(","):
         data = _SHARED / "data" / name

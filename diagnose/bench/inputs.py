@@ -19,6 +19,7 @@ encoder alone costs). Report writing and scoring are outside the timings.
 from __future__ import annotations
 
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -36,6 +37,7 @@ from diagnose.inputs.settings import InputSettings
 from diagnose.analysis import InputAnalysis
 from diagnose.inputs.stage import analyze_inputs
 from diagnose.report import write_atomic
+from diagnose.text.questions import is_yes_no_question
 
 if TYPE_CHECKING:
     from diagnose.embedding import CachedEmbedder, Embedder
@@ -69,6 +71,11 @@ class InputsBenchResult:
     """Share of centered documents whose own best claim the center-pull attribution gives to their center."""
     read: tuple[int, float, float] | None = None
     """Read tier: documents read, prefill seconds, decode seconds (None: static tier)."""
+    peak_rss_mb: float = 0.0
+    """The process's peak resident memory after the read pass (models, reader and stage)."""
+    prefix_speedup: tuple[float, float] | None = None
+    """Reference reader: seconds to read one case's documents each from an empty cache, and
+    sharing their prompts' head (the prompt tree's root), measured back to back."""
 
     @property
     def ratio(self) -> float:
@@ -94,8 +101,12 @@ class InputsBenchResult:
         if self.read is not None:
             docs, prefill, decode = self.read
             per = max(docs, 1)
-            out.append(f"READ docs={docs} prefill_s_per_doc={prefill / per:.4f} decode_s_per_doc={decode / per:.4f} "
-                       f"read_s_per_doc={(prefill + decode) / per:.4f}")
+            line = (f"READ docs={docs} prefill_s_per_doc={prefill / per:.4f} decode_s_per_doc={decode / per:.4f} "
+                    f"read_s_per_doc={(prefill + decode) / per:.4f} peak_rss_mb={self.peak_rss_mb:.0f}")
+            if self.prefix_speedup is not None:
+                alone, shared = self.prefix_speedup
+                line += f" one_at_a_time_s={alone:.2f} shared_head_s={shared:.2f} speedup={alone / max(shared, 1e-9):.2f}"
+            out.append(line)
         out.append(
             f"INPUTS cases={self.cases} docs={self.docs} stage_s={self.stage_s:.3f} "
             f"raw_encoder_s={self.raw_encoder_s:.3f} ratio={self.ratio:.3f} warm_s={self.warm_s:.3f} "
@@ -208,6 +219,8 @@ def run_inputs_bench(
         analyses, embed_s = run_stage(cases, cold, settings, reader)
         stage_s = time.perf_counter() - started
         read_after = _reading_totals(reader)
+        peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        speedup = prefix_speedup(reader, cases[0]) if reader is not None and cases else None
 
         warm = embedder_factory(cache)
         started = time.perf_counter()
@@ -242,6 +255,8 @@ def run_inputs_bench(
             score_output=score_output,
             pull_self=pull_self_check(cases, analyses, cold),
             read=tuple(b - a for a, b in zip(read_before, read_after)) if reader is not None else None,
+            peak_rss_mb=peak_rss_mb,
+            prefix_speedup=speedup,
         )
 
 
@@ -258,6 +273,26 @@ def score_reports(scorer: Path, truth: Path, report_dir: Path) -> tuple[str | No
 
 def _encode_raw(model: Any, texts: list[str], batch_size: int) -> None:
     model.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
+
+
+def prefix_speedup(reader: Any, case: Case, documents: int = 4) -> tuple[float, float] | None:
+    """(seconds reading ``case``'s first documents each from an empty key/value cache, seconds
+    reading them in one pass that shares the prompts' head), for a reader whose engine can
+    do both (the reference reader); None for others. The same replies either way."""
+    engine = getattr(reader, "engine", None)
+    if engine is None or not hasattr(engine, "reuse_prefix"):
+        return None
+    texts = [d.text for d in case.documents if d.text.strip()][:documents]
+    yes_no = is_yes_no_question(case.question)
+    timings = []
+    for reuse in (False, True):
+        engine.reuse_prefix = reuse
+        engine.forget()
+        started = time.perf_counter()
+        reader.read(case.question, texts, yes_no)
+        timings.append(time.perf_counter() - started)
+    engine.reuse_prefix = True
+    return timings[0], timings[1]
 
 
 def _reading_totals(reader: "DocumentReader | None") -> tuple[int, float, float]:

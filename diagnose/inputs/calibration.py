@@ -28,7 +28,15 @@ from typing import Literal, Mapping
 State = Literal["conflict", "unsure", "none"]
 STATES: tuple[State, ...] = ("conflict", "unsure", "none")
 SHIPPED = "conflict_calibration.json"
-"""The fitted calibration, package data of :mod:`diagnose.inputs`."""
+"""The fitted calibration of the static tier, package data of :mod:`diagnose.inputs`."""
+READERS = ("static", "reference")
+
+
+def shipped_file(reader: str) -> str:
+    """The package-data file of ``reader``'s calibration (one of :data:`READERS`)."""
+    if reader not in READERS:
+        raise ValueError(f"no calibration for reader {reader!r}: one of {', '.join(READERS)}")
+    return SHIPPED if reader == "static" else f"conflict_calibration_{reader}.json"
 
 
 @dataclass(frozen=True)
@@ -56,9 +64,10 @@ class ConflictCalibration:
         )
 
     @classmethod
-    def shipped(cls) -> "ConflictCalibration":
-        """The calibration fitted on the dev sets (``conflict_calibration.json``)."""
-        text = resources.files("diagnose.inputs").joinpath(SHIPPED).read_text("utf-8")
+    def shipped(cls, reader: str = "static") -> "ConflictCalibration":
+        """The calibration fitted on the dev sets for ``reader``: ``static`` (the text alone,
+        ``conflict_calibration.json``) or ``reference`` (``conflict_calibration_reference.json``)."""
+        text = resources.files("diagnose.inputs").joinpath(shipped_file(reader)).read_text("utf-8")
         return cls.from_dict(json.loads(text))
 
     def probability(self, features: Mapping[str, float]) -> float:

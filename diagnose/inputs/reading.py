@@ -41,10 +41,11 @@ decides which documents are compared.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
+
+from diagnose.reader.readings import NO_VARIANTS, YES_VARIANTS, DocumentReading, margin_from_logprobs
 
 __all__ = [
     "DocumentReader",
@@ -53,10 +54,9 @@ __all__ = [
     "Reader",
     "ReadingStats",
     "YES_VARIANTS",
+    "margin_from_logprobs",
 ]
 
-YES_VARIANTS: tuple[str, ...] = ("Yes", "yes", " Yes", " yes", "YES")
-NO_VARIANTS: tuple[str, ...] = ("No", "no", " No", " no", "NO")
 
 SYSTEM_OPEN = "Answer the question using only the document. Reply with the answer only, in a few words."
 SYSTEM_YES_NO = "Answer the question using only the document. Reply with yes or no, then a short reason."
@@ -74,15 +74,6 @@ _CHARS_PER_TOKEN_BOUND = 16
 """A token is rarely longer than this: text beyond max tokens x this is never tokenized."""
 
 
-@dataclass(frozen=True)
-class DocumentReading:
-    answer: str
-    """The model's short answer from this document alone (stripped, first line, <= 200 chars)."""
-    yes_margin: float | None
-    """Yes/no questions: log P(yes) - log P(no) at the first answer position; else None."""
-    prompt_tokens: int
-
-
 @dataclass
 class ReadingStats:
     documents: int = 0
@@ -98,7 +89,12 @@ DocumentCallback = Callable[[int], None]
 
 
 class Reader(Protocol):
-    """What the read tier asks of a reader (:class:`DocumentReader`, or one wrapping it)."""
+    """What the read tier asks of a reader (:class:`DocumentReader`, :class:`~diagnose.reader.structured.StructuredReader`,
+    or one wrapping them)."""
+
+    decides: bool
+    """Whether its answers make the centers by themselves (a reader that reads: the reference
+    model or a server serving it), rather than adjusting the text's answers (the sampled model)."""
 
     def read(self, question: str, documents: list[str], yes_no: bool) -> list[DocumentReading]: ...
 
@@ -107,6 +103,8 @@ class Reader(Protocol):
 
 class DocumentReader:
     """Reads each document alone with ``backend`` and answers the question from it."""
+
+    decides = False
 
     def __init__(self, backend: Any, max_new_tokens: int = 24, max_document_tokens: int = 768) -> None:
         if max_new_tokens < 1:
@@ -275,7 +273,7 @@ class DocumentReader:
         self.stats.prefill_s += time.perf_counter() - started
         self.stats.prompt_tokens += _int(usage.get("prompt_tokens"))
         self.stats.documents += 1
-        return _margin_from_top(top)
+        return margin_from_logprobs(top)
 
     def _read_remote_one(self, question: str, text: str, yes_no: bool) -> DocumentReading:
         if not text.strip():
@@ -293,7 +291,7 @@ class DocumentReader:
         self.stats.generated_tokens += _int(usage.get("completion_tokens"))
         if yes_no:
             self.stats.prefill_s += elapsed
-            margin = _margin_from_top(top)
+            margin = margin_from_logprobs(top)
             if margin is not None:
                 return DocumentReading("yes" if margin >= 0 else "no", margin, prompt_tokens)
         else:
@@ -326,23 +324,3 @@ def _single_tokens(backend: Any, variants: Sequence[str]) -> list[int]:
         if token is not None and token not in found:
             found.append(token)
     return found
-
-
-def _logsumexp(values: Sequence[float]) -> float:
-    top = max(values)
-    if top == -math.inf:
-        return top
-    return top + math.log(sum(math.exp(v - top) for v in values))
-
-
-def _margin_from_top(top: dict[str, float]) -> float | None:
-    """The yes-no margin from a server's first-token top logprobs (None when neither is there)."""
-    finite = [v for v in top.values() if math.isfinite(v)]
-    if not finite:
-        return None
-    yes = [top[t] for t in YES_VARIANTS if t in top and math.isfinite(top[t])]
-    no = [top[t] for t in NO_VARIANTS if t in top and math.isfinite(top[t])]
-    if not yes and not no:
-        return None
-    floor = min(finite) - 1.0
-    return _logsumexp(yes or [floor]) - _logsumexp(no or [floor])

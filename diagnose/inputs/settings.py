@@ -64,6 +64,9 @@ class InputSettings:
     """Read tier: a margin this far from the bias weighs as much as a clear claim."""
     read_answer_similarity: float = 0.8
     """Read tier: free-text answers at least this similar (cosine) are one answer."""
+    reader_entity_similarity: float = 0.6
+    """Reader: two documents whose ``about`` readings are less similar than this (cosine) are about
+    different things, and never share an answer key."""
     compare_documents: int = 4
     """Read tier, yes/no questions: the generator compares every pair of this many most relevant
     documents that take a side (at most 6 pairs)."""
@@ -71,3 +74,6 @@ class InputSettings:
     """The conflict verdict: logistic weights per feature (:data:`diagnose.inputs.conflict.FEATURES`)
     and the cut points of ``conflict.state``, fitted by ``scripts/calibrate-conflict`` by
     cross-validation on the three dev sets (``diagnose/inputs/conflict_calibration.json``)."""
+    reader_calibration: ConflictCalibration = field(default_factory=lambda: ConflictCalibration.shipped("reference"))
+    """The conflict verdict when a reader decides the answers (the reference reader or a server
+    serving it): fitted on that reader's dev reports (``conflict_calibration_reference.json``)."""

@@ -40,9 +40,11 @@ from diagnose.inputs.compare import compare_sides, pair_split
 from diagnose.inputs.instructions import instruction_conflicts
 from diagnose.inputs.noise import isolation, noise_mask, text_features
 from diagnose.inputs.read_answers import read_answers
+from diagnose.inputs.reader_answers import READER_PREFIX, reader_answers
 from diagnose.inputs.reading import NO_INFORMATION
 from diagnose.inputs.settings import InputSettings
-from diagnose.report import Conflict, ConflictPair, DocumentView, GravityCenter, InputReport
+from diagnose.inputs.standing import mark_standing, read_documents
+from diagnose.report import AnswerValue, Conflict, ConflictPair, DocumentView, GravityCenter, InputReport
 from diagnose.text.questions import asked_dimensions, asked_value_kinds, is_yes_no_question, predicate_text
 from diagnose.text.sentences import content_tokens
 from diagnose.text.values import extract_values
@@ -84,21 +86,25 @@ def analyze_inputs(
     noise = noise_mask(relevance, answered, [text_features(t) for t in texts], settings, isolation(emb), corroborated)
     readings = None
     comparisons = None
+    decides = reader is not None and reader.decides
     if reader is not None:
         # A yes/no question's lean (the margin on a document that says nothing) is read in the same batch.
         readings = reader.read(case.question, texts + [NO_INFORMATION] if yes_no else texts, yes_no)
         lean = readings.pop().yes_margin if yes_no else None
-        asks_value = bool(asked_value_kinds(case.question))
-        found = read_answers(readings, found, claims, embedder, yes_no, settings, asks_value=asks_value,
-                             texts=texts, lean=lean)
-    if yes_no:
+        if decides:
+            found = reader_answers(readings, claims, embedder, yes_no, settings, lean=lean)
+        else:
+            asks_value = bool(asked_value_kinds(case.question))
+            found = read_answers(readings, found, claims, embedder, yes_no, settings, asks_value=asks_value,
+                                 texts=texts, lean=lean)
+    if yes_no and not decides:
         found = stance_camps(found, emb, settings.stance_vote_weight, settings.camp_gap)
         if reader is not None:
             comparisons = compare_sides(reader, case.question, texts, found, noise, relevance, settings.compare_documents)
     live = [not x for x in noise]
     claim_spans = [[(c.sentence.start, c.sentence.start + len(c.sentence.text)) for c in doc] for doc in claims]
     copies = cf.copy_mismatches(texts, claim_spans, settings.duplicate_ratio, live, settings.copy_span_words)
-    if not yes_no:
+    if not yes_no and not decides:  # the static tier's answer rules; a reader that reads needs none
         found = backed_answers(shared_keys(edited_answers(copies, found)), texts, live, predicate)
         found = unopposed_answers(found, texts, live)
     assignment = _group(emb, found, noise, copies, settings)
@@ -111,7 +117,7 @@ def analyze_inputs(
         GravityCenter(id=cid, documents=[ids[i] for i in m], mass=round(float(w), 6), label=_label(found, texts, m))
         for cid, m, w in zip(center_ids, members, weights)
     ]
-    conflict = _conflict(texts, ids, emb, members, found, copies, yes_no, readings, comparisons, settings)
+    conflict = _conflict(texts, ids, emb, members, found, copies, yes_no, readings, comparisons, settings, decides)
     projection = layout.fit_projection(emb)
     positions = projection(emb) if projection else np.zeros((len(ids), 2), np.float32)
     report = InputReport(
@@ -124,8 +130,9 @@ def analyze_inputs(
         instruction_conflicts=instruction_conflicts(case.system, case.template),
         delimiter_issue=layout.delimiter_issue(texts, case.template, prompt),
         tier="read" if readings is not None else "static",
-        stance=("assessed" if comparisons else "not_assessed") if yes_no else None,
+        stance=("assessed" if comparisons or decides else "not_assessed") if yes_no else None,
     )
+    mark_standing(report, read_documents(case.documents, readings), members, lambda i, j: disagree(found[i], found[j]))
     if members:  # whether it is lost in the middle is decided once the prompt's tokens are counted
         report.strongest_center_position = layout.center_position(prompt, texts, members[0], count_tokens)
     return InputAnalysis(report, emb, qvec, center_answers, projection, claim_emb)
@@ -197,17 +204,19 @@ def _label(found: list[DocAnswer | None], texts: list[str], members: list[int]) 
     if spans:
         best = max(spans, key=lambda s: (spans[s], -len(s)))
         answer = next(found[i] for i in members if found[i] is not None and found[i].span == best)
-        text = best if answer.value is not None else f"{answer.key}: {best}"
+        bare = answer.value is not None or answer.key.startswith((*SOFT_PREFIXES, READER_PREFIX))  # keys are internal
+        text = best if bare else f"{answer.key}: {best}"
         return text[:60] + ("…" if len(text) > 60 else "")
     words = texts[members[0]].split()
     return " ".join(words[:6]) + (" …" if len(words) > 6 else "")
 
 
-def _conflict(texts, ids, emb, members, found, copies, yes_no, readings, comparisons, settings) -> Conflict:
+def _conflict(texts, ids, emb, members, found, copies, yes_no, readings, comparisons, settings, decides) -> Conflict:
     """Evidence pairs between centers and the calibrated verdict.
 
-    For a yes/no question whose stances no model judged (no pairwise comparisons),
-    the stance features are left out of the verdict (:func:`cf.without_stance`)."""
+    For a yes/no question whose stances no model judged (no pairwise comparisons, no reader
+    that decides), the stance features are left out of the verdict (:func:`cf.without_stance`).
+    A reader that decides has a calibration of its own (``settings.reader_calibration``)."""
     pairs: list[ConflictPair] = []
     split, share = 0.0, 0.0
     copy_pairs = {(p.a, p.b): p for p in copies}
@@ -225,9 +234,9 @@ def _conflict(texts, ids, emb, members, found, copies, yes_no, readings, compari
                 pairs.append(pair)
     features = _features(emb, members, found, copies, yes_no, readings, split, share, settings)
     features["pair_split"] = pair_split(comparisons) if comparisons else 0.0
-    if yes_no and not comparisons:
+    if yes_no and not comparisons and not decides:
         features = cf.without_stance(features)
-    calibration = settings.conflict_calibration
+    calibration = settings.reader_calibration if decides else settings.conflict_calibration
     probability = round(calibration.probability(features), 4)
     state = calibration.state(probability)
     return Conflict(detected=state == "conflict", score=probability, probability=probability, state=state,
@@ -319,6 +328,17 @@ def _views(ids, texts, assignment, center_ids, relevance, pos, found, claims, re
             claim=claims[i][0].sentence.text if claims[i] else None,
             read_answer=readings[i].answer if readings is not None else None,
             yes_margin=round(readings[i].yes_margin, 4) if readings is not None and readings[i].yes_margin is not None else None,
+            answer_value=_answer_value(found[i]),
+            about=readings[i].about if readings is not None else None,
         )
         for i in range(len(ids))
     ]
+
+
+def _answer_value(a: DocAnswer | None) -> AnswerValue | None:
+    """The typed answer of a document for the report (contract §8)."""
+    if a is None or a.key is None or a.value is None:
+        return None
+    v = a.value
+    unit = v.dimension or None
+    return AnswerValue(kind=v.kind, value=v.key, unit=unit)

@@ -27,10 +27,18 @@ import datetime
 from collections.abc import Callable, Collection, Sequence
 from typing import Literal
 
+from typing import TYPE_CHECKING
+
 from diagnose.document import AUTHORITY_RANK, Document
+from diagnose.text.dates import parse_date
 from diagnose.text.standing import TextStanding, read_standing
 
-__all__ = ["DocumentStanding", "Standing", "center_standings", "document_standing", "outdated_documents"]
+if TYPE_CHECKING:
+    from diagnose.inputs.reading import DocumentReading
+    from diagnose.report import InputReport
+
+__all__ = ["DocumentStanding", "Standing", "center_standings", "document_standing", "mark_standing",
+           "outdated_documents", "read_documents"]
 
 Standing = Literal["current", "superseded"]
 Disagree = Callable[[int, int], bool] | Collection[tuple[int, int]]
@@ -98,3 +106,39 @@ def _disagree(disagree: Disagree) -> Callable[[int, int], bool]:
         return disagree
     pairs = {frozenset(p) for p in disagree}
     return lambda a, b: frozenset((a, b)) in pairs
+
+
+def read_documents(documents: Sequence[Document], readings: "Sequence[DocumentReading] | None") -> list[DocumentStanding]:
+    """Each document's standing: its fields, else its text (:func:`read_standing`), else what a
+    reader read of it (the date it gives for itself, and whether it says it is superseded)."""
+    out = []
+    for i, doc in enumerate(documents):
+        reading = read_standing(doc.text)
+        if readings is not None:
+            r = readings[i]
+            reading = dataclasses.replace(
+                reading,
+                date=reading.date or (parse_date(r.date) if r.date else None),
+                authority=reading.authority or ("archived" if r.superseded else None))
+        out.append(document_standing(doc, reading))
+    return out
+
+
+def mark_standing(report: "InputReport", standings: Sequence[DocumentStanding], members: Sequence[Sequence[int]],
+                  disagree: Callable[[int, int], bool]) -> None:
+    """Set each center's ``standing``, the documents' date, authority and date source, and
+    ``kind: "outdated"`` on the evidence pairs between a current and a superseded center."""
+    dates = [s.date for s in standings]
+    authorities = [s.authority for s in standings]
+    centers = center_standings(members, dates, authorities,
+                               lambda x, y: any(disagree(i, j) for i in members[x] for j in members[y]))
+    for center, standing in zip(report.gravity_centers, centers):
+        center.standing = standing
+    for view, s in zip(report.documents, standings):
+        view.date = s.date.isoformat() if s.date else None
+        view.date_source = s.date_source
+        view.authority = s.authority
+    center_of = {d: c.standing for c in report.gravity_centers for d in c.documents}
+    for pair in report.conflict.pairs:
+        if {center_of.get(pair.a), center_of.get(pair.b)} == {"current", "superseded"}:
+            pair.kind = "outdated"

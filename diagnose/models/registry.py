@@ -18,6 +18,7 @@ from diagnose.models.sources import DEFAULT_GGUF, ModelSource, content_hash, fil
 if TYPE_CHECKING:
     from diagnose.embedding import CachedEmbedder
     from diagnose.decode.backend import PromptCounter, TransformersBackend
+    from diagnose.reader.llama import LlamaEngine
     from diagnose.settings import ModelSettings
 
 
@@ -38,6 +39,7 @@ class ModelRegistry:
         self._generators: dict[str, TransformersBackend] = {}
         self._counters: dict[str, PromptCounter] = {}
         self._digests: dict[tuple[Path, int, int], str] = {}
+        self._reference: LlamaEngine | None = None
         self.load_seconds: dict[str, float] = {}
 
     def _sha256(self, path: Path) -> str:
@@ -110,6 +112,28 @@ class ModelRegistry:
             self.load_seconds[f"generator:{name}"] = time.perf_counter() - started
             self.load_seconds[f"convert:{name}"] = converted
         return self._generators[name]
+
+    def reference_installed(self) -> bool:
+        from diagnose.reader.weights import reference_gguf
+
+        return reference_gguf(self.settings.cache_dir) is not None
+
+    def reference_engine(self) -> "LlamaEngine":
+        """The pinned reference reader's engine (:mod:`diagnose.reader`), loaded once per process."""
+        with _LOAD_LOCK:
+            if self._reference is None:
+                from diagnose.reader.llama import LlamaEngine
+                from diagnose.reader.weights import reference_gguf
+
+                path = reference_gguf(self.settings.cache_dir)
+                if path is None:
+                    raise ModelError("the reference reader is not installed: run `diagnose reader install` "
+                                     "(`make setup` does), or choose --reader static")
+                self._notify("loading the reference reader")
+                started = time.perf_counter()
+                self._reference = LlamaEngine(path, threads=self.settings.threads)
+                self.load_seconds["reader"] = time.perf_counter() - started
+            return self._reference
 
     def prompt_counter(self, name: str = "default") -> "PromptCounter":
         """Tokenizer and context window of a generator, without loading (or, for a GGUF,

@@ -33,6 +33,9 @@ class FakeRegistry:
     def embedder_identity(self) -> dict:
         return {"id": "words"}
 
+    def reference_installed(self) -> bool:
+        return False
+
 
 def _run(case, **kwargs):
     registry = FakeRegistry()

@@ -71,10 +71,14 @@ def test_what_the_documents_add_beyond_no_documents_is_the_prompts():
     assert test["full_context"] == 1.0 and test["control"] < 1.0 and test["p_adjusted"] < 0.05
 
 
-def test_a_stand_in_does_not_read_the_documents_unless_told_and_the_users_own_model_does():
-    def tier(case, **kwargs):
-        return Diagnoser(Settings(), FakeRegistry()).run(case, controls=False, **kwargs).input.tier
+def test_the_sampled_model_reads_only_when_asked_and_without_a_reference_reader_the_text_decides():
+    def run(case, **kwargs):
+        return Diagnoser(Settings(), FakeRegistry()).run(case, controls=False, **kwargs).input
 
     stand_in, own = _case("1937", "1952"), _case("1937", "1952", stand_in=False)
-    assert tier(stand_in) == "static" and tier(stand_in, read=True) == "read"
-    assert tier(own) == "read" and tier(own, read=False) == "static"
+    for case in (stand_in, own):  # the fake registry has no reference reader installed
+        default = run(case)
+        assert default.tier == "static" and default.reader.kind == "static"
+        assert default.not_assessed == ["stance", "entity", "standing_from_text"] and "not installed" in default.reader_note
+        assert run(case, read=True).tier == "read" and run(case, reader="sampled").reader.kind == "sampled"
+        assert run(case, read=False).tier == "static" and run(case, read=False).reader_note is None

@@ -1,0 +1,146 @@
+"""Answers from a reader that reads (:mod:`diagnose.reader`): the centers' keys.
+
+With the reference reader (or a server) the reader's answers decide, and the static
+tier's signals are features beside them, not the other way round:
+
+- yes/no questions: the document's stance is the sign of its yes-minus-no margin,
+  centred on the reader's lean (its margin on a document that says nothing); its
+  strength is the distance from that lean;
+- other questions: an answer the reader says is not stated is no answer; a typed value in
+  the answer (:func:`~diagnose.text.values.extract_values`, so "3 g" equals "3,000 mg" and
+  "EUR 180" equals "180 euros") groups with equal values (:func:`~diagnose.text.compare.same_value`);
+  a free-text answer with equal normalised text or an embedding cosine of at least
+  ``read_answer_similarity``;
+- two documents whose readings say they are about two things of one name (their ``about``
+  readings share a word but are otherwise unlike: a cosine under ``reader_entity_similarity``)
+  never share a key, however equal their answers: a team and a console named alike that
+  share a year stay apart.
+
+Keys are ``reader:<k>``: hard keys, so two documents with different keys are never one
+center (:func:`diagnose.inputs.centers.group_documents`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from diagnose.inputs.answers import NO, YES, DocAnswer
+from diagnose.inputs.claims import Claim
+from diagnose.reader.prompt import states_nothing
+from diagnose.text.compare import same_value
+from diagnose.text.normalise import normalise_text
+from diagnose.text.sentences import content_tokens
+from diagnose.text.value_types import Value
+from diagnose.text.values import extract_values
+
+if TYPE_CHECKING:
+    from diagnose.embedding import Embedder
+    from diagnose.inputs.reading import DocumentReading
+    from diagnose.inputs.settings import InputSettings
+
+__all__ = ["READER_PREFIX", "reader_answers"]
+
+READER_PREFIX = "reader:"
+
+
+def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]], embedder: "Embedder",
+                   yes_no: bool, settings: "InputSettings", lean: float | None = None) -> list[DocAnswer | None]:
+    """Per document, its answer as the reader read it (see the module docstring)."""
+    if yes_no:
+        return [_stance(r, c, lean or 0.0) for r, c in zip(readings, claims)]
+    answers = [None if states_nothing(r.answer) else r.answer for r in readings]
+    values = [_first_value(a) if a else None for a in answers]
+    same_answer = _same_answer(answers, values, embedder, settings.read_answer_similarity)
+    same_thing = _same_thing([r.about for r in readings], embedder, settings.reader_entity_similarity)
+    group = _groups([a is not None for a in answers], lambda i, j: same_answer[i, j] and same_thing[i, j])
+    out: list[DocAnswer | None] = []
+    for i, answer in enumerate(answers):
+        if answer is None:
+            out.append(None)
+            continue
+        claim = claims[i][0] if claims[i] else None
+        v = values[i]
+        out.append(DocAnswer(f"{READER_PREFIX}{group[i]}", v.span if v else answer, claim, v, 1.0))
+    return out
+
+
+def _stance(r: "DocumentReading", doc: list[Claim], lean: float) -> DocAnswer | None:
+    if r.yes_margin is None:
+        return None
+    centred = r.yes_margin - lean
+    claim = doc[0] if doc else None
+    return DocAnswer(YES if centred >= 0 else NO, claim.sentence.text if claim else r.answer, claim, None, abs(centred))
+
+
+def _first_value(answer: str) -> Value | None:
+    found = extract_values(answer)
+    return found[0] if found else None
+
+
+def _same_answer(answers: list[str | None], values: list[Value | None], embedder: "Embedder",
+                 similarity: float) -> np.ndarray:
+    """``(n, n)`` bool: equal typed values, or (neither typed) equal or near-equal free text."""
+    n = len(answers)
+    norm = [normalise_text(a) if a else "" for a in answers]
+    free = [i for i in range(n) if answers[i] and values[i] is None]
+    cos = _cosines([norm[i] for i in free], embedder)
+    at = {i: k for k, i in enumerate(free)}
+    same = np.zeros((n, n), bool)
+    for i in range(n):
+        for j in range(n):
+            if not answers[i] or not answers[j]:
+                continue
+            if values[i] is not None and values[j] is not None:
+                same[i, j] = same_value(values[i], values[j])
+            elif values[i] is None and values[j] is None:
+                same[i, j] = norm[i] == norm[j] or cos[at[i], at[j]] >= similarity
+            else:
+                same[i, j] = norm[i] == norm[j]
+    return same
+
+
+def _same_thing(abouts: list[str | None], embedder: "Embedder", similarity: float) -> np.ndarray:
+    """``(n, n)`` bool: the documents are about one thing, unless their ``about`` readings share
+    a name but otherwise differ (cosine below ``similarity``): "Jaguar, a sports team" and
+    "Jaguar, a car maker" are two things; "FAQ" and "Northstar Airways flights" only describe
+    one at two granularities (unknown counts as the same)."""
+    n = len(abouts)
+    known = [i for i in range(n) if abouts[i]]
+    norm = [normalise_text(a) if a else "" for a in abouts]
+    words = [set(content_tokens(a)) if a else set() for a in abouts]
+    cos = _cosines([norm[i] for i in known], embedder)
+    at = {i: k for k, i in enumerate(known)}
+    same = np.ones((n, n), bool)
+    for i in known:
+        for j in known:
+            one_name = bool(words[i] & words[j])
+            same[i, j] = not one_name or norm[i] == norm[j] or cos[at[i], at[j]] >= similarity
+    return same
+
+
+def _cosines(texts: list[str], embedder: "Embedder") -> np.ndarray:
+    if not texts:
+        return np.zeros((0, 0), np.float32)
+    emb = embedder.encode(texts)
+    return emb @ emb.T
+
+
+def _groups(answered: list[bool], joins) -> list[int]:
+    """Group index per answered document: each joins the first group all of whose members it
+    joins (``joins(i, j)``), so that a group never holds two documents that do not join."""
+    groups: list[list[int]] = []
+    label = [-1] * len(answered)
+    for i, ok in enumerate(answered):
+        if not ok:
+            continue
+        for k, members in enumerate(groups):
+            if all(joins(i, j) for j in members):
+                members.append(i)
+                label[i] = k
+                break
+        else:
+            groups.append([i])
+            label[i] = len(groups) - 1
+    return label

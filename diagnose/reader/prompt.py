@@ -1,0 +1,96 @@
+"""What the reader is asked of one document, and how its reply is read.
+
+One prompt per document, the same for every engine (in-process llama.cpp or an
+OpenAI-compatible server), so that a server serving the same weights gives the same
+readings. The system message and the question come first and the document last: every
+document of a case shares that head (the root of the prompt tree), and every case shares
+the system message, so an engine that keeps its key/value cache evaluates them once.
+
+The reply is two lines:
+
+1. the answer from this document alone (``yes``/``no`` for a yes/no question: there only
+   its first token is decoded, for the yes-minus-no margin), or ``not stated``;
+2. ``About:`` what the document is about (a name and a kind), so that two things of one
+   name never share a center because a number matches.
+
+A document's own date and status are read from its fields and its text
+(:mod:`diagnose.text.standing`), not asked of this model: asked, a date line copied dates
+that were not the document's own and cost a third of the reply's tokens, and a status
+line called a passage superseded because it said a label "was changed" (measured on
+made-up documents, docs/input-stage.md). :func:`parse_reply` still reads ``Date:`` and
+``Status:`` lines when a reader writes them.
+
+:func:`parse_reply` reads the lines leniently: a missing line is None, never an error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["NOT_STATED", "ReplyFields", "SYSTEM", "messages", "parse_reply"]
+
+SYSTEM = (
+    "You read one document and report what it says. Reply with exactly two lines and nothing else.\n"
+    "Line 1: the answer to the question according to this document alone, as short as possible "
+    "(a value with its unit, a date, a name, or yes or no for a yes/no question). "
+    "Write not stated if the document does not answer the question.\n"
+    "Line 2: About: what this document describes, as the document itself says: the name it uses "
+    "and what kind of thing it is (a person, a company, a sports team, a product, a policy...).\n"
+    "Example of a reply:\n"
+    "4.5 kg\n"
+    "About: Trailmaster X2, a hiking backpack"
+)
+
+NOT_STATED = "not stated"
+MAX_FIELD_CHARS = 160
+_LABEL = re.compile(r"^\s*(?:line\s*\d\s*:\s*)?(answer|about|date|status)\s*[:：]\s*", re.IGNORECASE)
+_NONE = {"", "none", "n/a", "na", "unknown", "not stated", "not given", "no date"}
+
+
+@dataclass(frozen=True)
+class ReplyFields:
+    answer: str
+    """The first line, stripped (``not stated`` kept as written)."""
+    about: str | None
+    date: str | None
+    """As the reader wrote it (the stage parses it with the project's date parser)."""
+    superseded: bool
+
+
+def messages(question: str, document: str) -> list[dict[str, str]]:
+    """The chat messages for one (already truncated) document: question first, document last."""
+    return [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": f"Question: {question}\n\nDocument:\n{document}"},
+    ]
+
+
+def parse_reply(text: str) -> ReplyFields:
+    """The four fields of a reply (see the module docstring); missing ones are None/False."""
+    answer: str | None = None
+    fields: dict[str, str] = {}
+    for line in text.strip().splitlines():
+        if not line.strip():
+            continue
+        label = _LABEL.match(line)
+        if label:
+            name = label.group(1).lower()
+            fields.setdefault(name, line[label.end():].strip()[:MAX_FIELD_CHARS])
+        elif answer is None and not fields:
+            answer = line.strip()[:MAX_FIELD_CHARS]
+    answer = answer if answer is not None else fields.get("answer", "")
+    about = fields.get("about")
+    date = fields.get("date")
+    status = (fields.get("status") or "").lower()
+    return ReplyFields(
+        answer=answer.strip().rstrip("."),
+        about=None if about is None or about.lower() in _NONE else about,
+        date=None if date is None or date.lower().strip(".") in _NONE else date,
+        superseded=status.startswith(("superseded", "archived", "withdrawn", "replaced", "obsolete")),
+    )
+
+
+def states_nothing(answer: str) -> bool:
+    """Whether the reader said the document does not answer."""
+    return answer.strip().lower().rstrip(".") in _NONE or answer.strip().lower().startswith(NOT_STATED)

@@ -1,0 +1,45 @@
+"""The reader's answers make the centers' keys: typed equality, and one name for two things kept apart."""
+
+from __future__ import annotations
+
+import pytest
+
+from diagnose.inputs.answers import NO, YES
+from diagnose.inputs.reader_answers import reader_answers
+from diagnose.inputs.settings import InputSettings
+from diagnose.reader.readings import DocumentReading
+from tests.fakes import WordEmbedder
+
+
+def _keys(*readings: tuple[str, str | None]) -> list[str | None]:
+    found = reader_answers([DocumentReading(a, None, 10, about=about) for a, about in readings],
+                           [[] for _ in readings], WordEmbedder(), False, InputSettings())
+    return [f.key if f else None for f in found]
+
+
+@pytest.mark.parametrize("a, b", [("3 g", "3,000 mg"), ("EUR 180", "180 euros"), ("two weeks", "14 days")])
+def test_equal_values_in_other_units_are_one_answer(a, b):
+    keys = _keys((a, None), (b, None), ("4 g" if "g" in a else "EUR 150" if "EUR" in a else "9 days", None))
+    assert keys[0] == keys[1] != keys[2]
+
+
+def test_a_document_that_does_not_answer_has_no_key():
+    assert _keys(("not stated", None), ("1993", None))[0] is None
+
+
+def test_two_things_of_one_name_never_share_a_key_however_equal_their_answers():
+    keys = _keys(("1993", "Quokka, an American football team"), ("1993", "Quokka, a video game console"),
+                 ("1993", "Quokka, an American football team"))
+    assert keys[0] == keys[2] != keys[1]
+
+
+def test_descriptions_of_one_thing_at_two_granularities_are_not_two_things():
+    keys = _keys(("60 minutes", "FAQ"), ("1 hour", "Boreal Air international check-in"))
+    assert keys[0] == keys[1]
+
+
+def test_yes_no_stances_are_the_margins_sign_around_the_readers_lean():
+    found = reader_answers([DocumentReading("yes", 1.5, 10), DocumentReading("no", 0.2, 10)], [[], []],
+                           WordEmbedder(), True, InputSettings(), lean=0.5)
+    assert [f.key for f in found] == [YES, NO]
+    assert found[0].strength == pytest.approx(1.0) and found[1].strength == pytest.approx(0.3)
