@@ -23,7 +23,8 @@ def competing_centers(ctx: TriageContext) -> Flag | None:
             "state": state,
             "thresholds": {"conflict_score": conflict.threshold},
             "centers": [
-                {"id": c.id, "label": c.label, "mass": round(c.mass, 3), "documents": c.documents}
+                {"id": c.id, "label": c.label, "mass": round(c.mass, 3), "documents": c.documents,
+                 "standing": c.standing}
                 for c in centers
             ],
             "pairs": [
@@ -33,10 +34,37 @@ def competing_centers(ctx: TriageContext) -> Flag | None:
         },
         ("" if state == "conflict" else "Possibly (the calibrated verdict is unsure; check the quoted pairs): ") +
         "The retrieved documents disagree: they form competing gravity centers, so the "
-        "model's answer depends on which one it happens to follow. Fix the context, not the "
+        "model's answer depends on which one it happens to follow. " + _superseded_advice(centers) +
+        "Fix the context, not the "
         "temperature: drop or correct the conflicting passage, disambiguate the entity in the "
         "question, or tell the model how to handle disagreement (e.g. 'if the documents "
         "disagree, say so and give both answers with their sources').",
+    )
+
+
+def _superseded_advice(centers) -> str:
+    """Which documents are outdated, when the centers' standing says so (never the current ones)."""
+    old = [d for c in centers if c.standing == "superseded" for d in c.documents]
+    new = [d for c in centers if c.standing == "current" for d in c.documents]
+    if not old or not new:
+        return ""
+    return (f"{', '.join(old)} {'is' if len(old) == 1 else 'are'} superseded by {', '.join(new)} (older or archived): "
+            f"drop or update {'it' if len(old) == 1 else 'them'} first. ")
+
+
+def reader_unavailable(ctx: TriageContext) -> Flag | None:
+    """An ``info`` when no reader read the documents, naming what was therefore not assessed."""
+    inputs = ctx.inputs
+    if not inputs.not_assessed:
+        return None
+    why = inputs.reader_note or "the static reader was chosen"
+    return Flag(
+        "info",
+        {"reader": inputs.reader.kind if inputs.reader else "static", "not_assessed": inputs.not_assessed,
+         "reason": why},
+        f"No model read the documents ({why}), so these checks were not assessed: "
+        f"{', '.join(n.replace('_', ' ') for n in inputs.not_assessed)}. The centers come from the text "
+        "alone. Install the reference reader (`make setup`) or choose one with --reader.",
     )
 
 
