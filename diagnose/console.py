@@ -91,6 +91,15 @@ class LineProgress:
         self._stream.flush()
 
 
+def reader_line(inp) -> str:
+    """Who read the documents, for the summary: ``reference reader Qwen… (sha256 cc324af0…)``."""
+    reader = inp.reader
+    if reader.kind == "static":
+        return "nobody: the text alone" + (f" ({inp.reader_note})" if inp.reader_note else "")
+    digest = f" (sha256 {reader.sha256[:12]}…)" if reader.sha256 else ""
+    return f"{reader.kind} reader {reader.name}{digest}"
+
+
 class Console:
     def __init__(self) -> None:
         self.out = RichConsole()
@@ -131,10 +140,12 @@ class Console:
             f"{len(inp.noise_documents)} noise document(s), conflict "
             f"{'DETECTED' if conflict.detected else conflict.state} (probability {conflict.score:.2f})"
         )
+        if inp.reader is not None:
+            o.print(f"read by: {reader_line(inp)}", markup=False)
         for center in inp.gravity_centers:
             o.print(
                 f"  {center.id}  mass {center.mass:.2f}  {center.label!r}  docs: "
-                f"{', '.join(center.documents)}",
+                f"{', '.join(center.documents)}" + (f"  ({center.standing})" if center.standing else ""),
                 markup=False,
             )
         for pair in conflict.pairs[:5]:

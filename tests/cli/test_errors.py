@@ -26,6 +26,7 @@ documents:
         (lambda s: s + "sampling: {seeds: 100000}\n", "sampling.seeds"),
         (lambda s: s + "constraints: [{type: sentiment}]\n", "constraints[0].type"),
         (lambda s: s + "model: no-such-model\n", "model"),
+        (lambda s: s + "reader: oracle\n", "reader"),
     ],
 )
 @pytest.mark.parametrize("command", ["inputs", "run"])
@@ -109,3 +110,12 @@ def test_outputs_get_the_usual_file_permissions(tmp_path: Path):
     finally:
         os.umask(mask)
     assert stat.S_IMODE((tmp_path / "r.json").stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize("command", ["inputs", "run", "nightly"])
+def test_an_unknown_reader_option_exits_2_listing_the_choices(tmp_path: Path, capsys, command):
+    case = tmp_path / "case.yaml"
+    case.write_text(GOOD, encoding="utf-8")
+    assert invoke([command, str(case if command != "nightly" else tmp_path), "--reader", "ftp://reader"]) == 2
+    err = capsys.readouterr().err
+    assert "--reader" in err and "static, reference, sampled" in err
