@@ -385,7 +385,8 @@ def check_engine(family_names: tuple[str, ...], dtype: str) -> int:
         raise click.BadParameter(f"{', '.join(unknown)}: not a causal-LM family of this transformers "
                                  f"(e.g. {', '.join(known[:4])}, ...)", param_hint="'--family'")
     quiet_transformers()
-    torch.set_num_threads(1)  # tiny models: one thread is fastest, and a loaded machine stays usable
+    # Tiny models: one thread is fastest and a loaded machine stays usable, unless RAG_DIAGNOSE_THREADS says.
+    torch.set_num_threads(_settings().models.threads or 1)
     results = []
     for result in check_all(list(family_names) or known, getattr(torch, dtype)):
         click.echo(result.line())

@@ -68,3 +68,12 @@ def test_same_fingerprint_or_no_baseline_is_silent():
     env = {"model_hash": "a", "dtype": "float32", "libraries": {"torch": "2.13.0"}}
     assert fingerprint_changed(_context(environment=env, baseline=dict(env))) is None
     assert fingerprint_changed(_context(environment=env, baseline=None)) is None
+
+
+def test_a_thread_count_change_alone_is_information_that_names_float_sums():
+    env = {"model_hash": "a", "dtype": "float32", "threads": 1, "libraries": {"torch": "2.13.0"}}
+    flag = fingerprint_changed(_context(environment=env, baseline=env | {"threads": 4}))
+    assert flag.severity == "info" and flag.evidence["changes"] == {"threads": {"baseline": 4, "now": 1}}
+    assert "floating-point sums" in flag.advice
+    both = fingerprint_changed(_context(environment=env, baseline=env | {"threads": 4, "dtype": "bfloat16"}))
+    assert both.severity == "warn"
