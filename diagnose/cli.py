@@ -81,7 +81,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @cli.command()
 @CASE_ARG
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the report JSON here (default: print it).")
-@click.option("--read", is_flag=True, help="Read tier: the case's generator reads each document alone and its answers make the centers (slower; the default in `run`).")
+@click.option("--read", is_flag=True, help="Read tier: the case's generator reads each document alone and its answers make the centers (slower; `run` reads by default with your own model, not with a stand-in such as the embedded default).")
 @fail_on_option("never", "the verdict")
 def inputs(case: Path, out: Path | None, read: bool, fail_on: str) -> int:
     """Input stage only: gravity centers, conflicts, noise.

@@ -92,3 +92,16 @@ def test_every_curl_to_the_api_carries_a_key(path: Path):
     calls = [c for c in _shell_commands(path) if "curl" in c and "/v1/" in c]
     keyless = [c.strip() for c in calls if "Authorization: Bearer" not in c and '"$AUTH"' not in c]
     assert not keyless, keyless
+
+
+def test_the_case_format_page_shows_every_case_field():
+    """docs/case-format.md's example holds every field a case file may carry."""
+    import msgspec
+
+    from diagnose.case import Case, SamplingSpec
+    from diagnose.document import Document
+
+    example = next(t.content for t in _tokens(ROOT / "docs" / "case-format.md") if t.type == "fence")
+    shown = set(re.findall(r"^\s*(?:- )?([a-z_]+):", example, re.M))
+    fields = {f.name for struct in (Case, Document, SamplingSpec) for f in msgspec.structs.fields(struct)}
+    assert not fields - shown, sorted(fields - shown)

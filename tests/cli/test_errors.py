@@ -109,3 +109,14 @@ def test_outputs_get_the_usual_file_permissions(tmp_path: Path):
     finally:
         os.umask(mask)
     assert stat.S_IMODE((tmp_path / "r.json").stat().st_mode) == 0o644
+
+
+def test_inputs_help_says_when_run_reads_as_run_does(capsys):
+    """`run` reads by default only with your own model; `inputs --help` used to call it the default."""
+    from diagnose.case import Case
+    from diagnose.pipeline import reads_by_default
+
+    assert invoke(["inputs", "--help"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert not reads_by_default(Case(id="c", question="q?"), remote=False)
+    assert "not with a stand-in" in shown and "the default in `run`)" not in shown
