@@ -123,12 +123,13 @@ def inputs(case: Path, out: Path | None, read: bool, fail_on: str) -> int:
 @click.option("--read", is_flag=True, help="Let the sampled model read each document first even when it is a stand-in (the embedded default model, or a case marked stand_in).")
 @click.option("--repair", is_flag=True, help="Try the changes the findings call for, one at a time: re-sample each with the same seeds and report which ones verifiably fix the wobble (`repairs`).")
 @click.option("--repair-budget", type=click.IntRange(min=0), metavar="N", help="With --repair: samples the candidates may draw in all (default: 4 x seeds x temperatures); candidates past it are listed as skipped.")
+@click.option("--show-prompt", is_flag=True, help="Also print the prompt the model saw (after its chat template; with --server, the chat messages).")
 @click.option("--no-controls", is_flag=True, help="Skip the control run (the context reduced to its dominant center, or to no documents, on the same seeds): about half the sampling time, but the verdict is then uncontrolled.")
 @fail_on_option("never", "the verdict")
 def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, ablation: bool,
         baseline_path: Path | None, server: str | None, server_model: str | None, framework: str,
         min_p: float | None, server_concurrency: int, static: bool, read: bool, repair: bool,
-        repair_budget: int | None, no_controls: bool, fail_on: str) -> int:
+        repair_budget: int | None, show_prompt: bool, no_controls: bool, fail_on: str) -> int:
     """The whole pipeline: input stage, sampling on the case's model, triage.
 
     Before sampling, your own model (`model:` a local directory, or --server)
@@ -180,6 +181,9 @@ def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, a
         console.summary(report)
         for line in repair_lines(report):
             click.echo(line)
+        if show_prompt and report.sampling is not None:  # with --json it is in the report
+            text, what = report.sampling.shown_prompt()
+            click.echo(f"prompt the model saw ({what}):\n{text}")
         console.wrote(list(outputs))
     return verdict_exit(report.verdict, fail_on)
 

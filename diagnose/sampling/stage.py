@@ -11,7 +11,7 @@ from diagnose.analysis import InputAnalysis
 from diagnose.case import Case
 from diagnose.embedding import Embedder
 from diagnose.prompt import build_messages
-from diagnose.report import Bifurcation, Sample, SamplingReport, TemperatureRun
+from diagnose.report import Bifurcation, PromptMessage, Sample, SamplingReport, TemperatureRun
 from diagnose.sampling import metrics
 from diagnose.decode.backend import Backend
 from diagnose.sampling.constraints import ConstraintChecker
@@ -56,7 +56,8 @@ def run_sampling(
         for temperature in case.sampling.temperatures
     ]
     report = SamplingReport(
-        runs=runs, backend=backend.name, wall_seconds=round(time.perf_counter() - started, 3)
+        runs=runs, backend=backend.name, wall_seconds=round(time.perf_counter() - started, 3),
+        prompt=[PromptMessage(role=m["role"], content=m["content"]) for m in build_messages(case)],
     )
     return report, traces
 
