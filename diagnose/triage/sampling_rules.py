@@ -188,7 +188,10 @@ def repetition_penalty_high(ctx: TriageContext) -> Flag | None:
 
 
 def context_pull(ctx: TriageContext) -> Flag | None:
-    """Reads the ablation runs (``run --ablation``): how much the context narrows the outputs."""
+    """Reads the ablation runs (``run --ablation``): how much the context narrows the outputs.
+
+    A weak pull is not claimed while the outputs loop (:func:`strong_pull` says the pull is
+    too strong): then the finding is ``info`` and says why."""
     runs = {a.variant: a for a in (ctx.sampling.ablation if ctx.sampling else [])}
     full, bare = runs.get("full_context"), runs.get("no_documents")
     if full is None or bare is None:
@@ -209,6 +212,13 @@ def context_pull(ctx: TriageContext) -> Flag | None:
             "With only the dominant center's documents the answers agree far more than with "
             "the full context: the other centers pull the outputs apart. Remove or reconcile "
             "the competing documents.",
+        )
+    if narrowing < t.ablation_gap and full.semantic_entropy >= bare.semantic_entropy and _looping(ctx):
+        return Flag(
+            "info", evidence,
+            "The documents barely narrow the outputs, but the outputs loop (sampling.strong_pull): "
+            "these entropies compare loops, not the context's pull. Fix the loops first, then "
+            "measure again.",
         )
     if narrowing < t.ablation_gap and full.semantic_entropy >= bare.semantic_entropy:
         return Flag(
