@@ -96,14 +96,11 @@ class NightlyService:
         run_id = new_id()
         offset = seed_offset_for(run_id) if seed_offset is None else seed_offset
         capacity = self.settings.queue.capacity
-        charged = owner
         with self.admission.session(self.db) as session:
-            cases = library_of(session, owner, tags) if library != "shared" else []
-            if not cases and owner is not None and (library == "shared" or (library is None and admin)):
-                owner, cases = None, library_of(session, None, tags)
+            library_owner, cases = _library(session, owner, tags, library, admin)
             if not cases:
-                raise InvalidRequest(_no_cases(tags, keyed=owner is not None), "tags")
-            baseline = _resolve_baseline(session, baseline_id, tags, owner)
+                raise InvalidRequest(_no_cases(tags, keyed=library_owner is not None), "tags")
+            baseline = _resolve_baseline(session, baseline_id, tags, library_owner)
             refused = {case.id: error for case in cases if (error := _over_limits(case, self.settings.limits))}
             runnable = len(cases) - len(refused)
             if runnable > capacity:
@@ -111,16 +108,16 @@ class NightlyService:
                     f"the run would queue {runnable} cases; the queue holds at most {capacity} "
                     "(RAG_DIAGNOSE_CAPACITY): select fewer cases with tags, or raise the capacity", "tags")
             costs = {case.id: job_cost(case_from_dict(case.case), "run") for case in cases if case.id not in refused}
-            self.admission.admit(session, runnable, f"a nightly run of {runnable} cases", owner=charged,
+            self.admission.admit(session, runnable, f"a nightly run of {runnable} cases", owner=owner,
                                  cost=sum(costs.values()), largest=max(costs.values(), default=0))
             session.add(NightlyRun(id=run_id, status="running", tags=tags, fail_on=fail_on, seed_offset=offset,
-                                   baseline_id=baseline, api_key_id=owner))
+                                   baseline_id=baseline, api_key_id=library_owner))
             diagnosis_ids = []
             for case in cases:
                 diagnosis = Diagnosis(
                     id=new_id(), status="queued", mode="run", case_id=case.case_id, case=case.case,
                     seed_offset=offset, request_key=sha256_of({"nightly_run": run_id, "case": case.content_hash}),
-                    api_key_id=owner, cost=costs.get(case.id, 0))
+                    api_key_id=library_owner, cost=costs.get(case.id, 0))
                 if case.id in refused:
                     finish(diagnosis, "failed", refused[case.id])
                 else:
@@ -177,6 +174,18 @@ class NightlyService:
             if run.status != "done":
                 raise Conflict(f"nightly run {run_id} is {run.status}; its results come when every case finished")
             return stored_result(session, run)
+
+
+def _library(session, owner: int | None, tags: list[str], library: Library | None,
+             admin: bool) -> tuple[int | None, list[LibraryCase]]:
+    """Whose library the run diagnoses (None: the shared one) and its current cases carrying ``tags``
+    (:meth:`NightlyService.start_run` says which)."""
+    if library == "shared" or owner is None:
+        return None, library_of(session, None, tags)
+    cases = library_of(session, owner, tags)
+    if not cases and library is None and admin:
+        return None, library_of(session, None, tags)
+    return owner, cases
 
 
 def _no_cases(tags: list[str], keyed: bool) -> str:
