@@ -118,10 +118,11 @@ def _read(text: str, frame: AnswerFrame, question: str) -> SampleAnswer:
         text, cites = frame.references.subn(" ", text)
     values = extract_values(text)
     if frame.classes:
-        for v in values:
-            read = _in_frame(v, frame, question)
-            if read is not None:
-                return SampleAnswer("answer", read.span if read is not v else v.span, read.key, read, cites)
+        # A value written in the documents' class beats one read into it ("1. ... 8611米": 8611 m, not 1 m).
+        read = next((v for v in values if value_class(v) in frame.classes), None) or next(
+            (r for v in values if (r := _in_frame(v, frame, question)) is not None), None)
+        if read is not None:
+            return SampleAnswer("answer", read.span, read.key, read, cites)
         return SampleAnswer("other" if values or cites >= 2 else "none", "", None, None, cites)
     if frame.names:
         asked = set(content_tokens(question))

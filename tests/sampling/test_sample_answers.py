@@ -75,3 +75,12 @@ def test_an_amount_answers_a_rate_over_the_asked_period():
     [unasked] = read_answers(["Take 3 mg."], frame, "How much Veltrin may a child take?")
     assert amount.kind == "answer" and same_answer(amount, read_answers(["3 mg/day"], frame)[0])
     assert unasked.kind == "other"
+
+
+def test_a_value_written_in_the_documents_class_beats_a_number_read_into_it():
+    """A numbered list's "1." is not the answer when the sample also writes "612 m"."""
+    frame = answer_frame({"c1": ["612 m"], "c2": ["587 m"]}, ["p1", "p2"])
+    [listed] = read_answers(["1. The Velmar pass lies at 587 m.\n2. It is closed in winter."], frame,
+                            "How high is the Velmar pass?")
+    assert listed.kind == "answer" and listed.text == "587 m"
+    assert same_answer(listed, read_answers(["587 m"], frame)[0])
