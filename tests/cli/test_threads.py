@@ -34,3 +34,22 @@ def test_inputs_honours_the_thread_variable(thread_calls, monkeypatch, tmp_path:
     monkeypatch.setattr(Diagnoser, "inputs", lambda self, parsed, read=False: make_report(case_id=parsed.id))
     assert invoke(["inputs", str(case), "--out", str(tmp_path / "r.json")]) == 0
     assert thread_calls == [2]
+
+
+@pytest.mark.models
+def test_an_inputs_report_records_the_thread_count_it_ran_with(monkeypatch, tmp_path: Path):
+    """With the real embedder: the report's environment says the threads the variable asked for."""
+    import json
+
+    case = tmp_path / "case.yaml"
+    case.write_text("id: ferry\nquestion: When does the Maribo ferry leave?\ndocuments:\n"
+                    "  - {id: m1, text: The Maribo ferry leaves at 7:40 on weekdays.}\n"
+                    "  - {id: m2, text: On weekdays the first Maribo ferry leaves at 8:15.}\n")
+    before = torch.get_num_threads()
+    wanted = 1 if before != 1 else 2
+    monkeypatch.setenv("RAG_DIAGNOSE_THREADS", str(wanted))
+    try:
+        assert invoke(["inputs", str(case), "--out", str(tmp_path / "r.json")]) == 0
+    finally:
+        torch.set_num_threads(before)
+    assert json.loads((tmp_path / "r.json").read_text())["environment"]["threads"] == wanted
