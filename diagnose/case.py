@@ -13,6 +13,7 @@ from typing import Any, Union
 from urllib.parse import urlsplit
 
 import msgspec
+import msgspec.inspect
 
 from diagnose.document import to_documents
 from diagnose.document import Document
@@ -281,6 +282,9 @@ _AT = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
 _UNKNOWN = re.compile(r"Object contains unknown field `(?P<name>[^`]+)`")
 _MISSING = re.compile(r"Object missing required field `(?P<name>[^`]+)`")
 _BAD_TAG = re.compile(r"Invalid value '(?P<value>[^']*)'")
+_BAD_ENUM = re.compile(r"Invalid enum value (?P<value>.*)$", re.S)
+_BAD_TIME = re.compile(r"Invalid RFC3339 encoded (?P<kind>date|datetime|time)")
+_TIME_FORMS = {"date": "YYYY-MM-DD, e.g. 2011-03-01", "datetime": "e.g. 2011-03-01T09:30:00Z", "time": "e.g. 09:30:00"}
 
 
 def _case_error_from_msgspec(exc: msgspec.ValidationError, data: Any) -> CaseError:
@@ -301,7 +305,36 @@ def _case_error_from_msgspec(exc: msgspec.ValidationError, data: Any) -> CaseErr
             f"unknown constraint type; known types: {', '.join(CONSTRAINT_TYPES)}",
             bad_tag.group("value"),
         )
+    if _BAD_ENUM.search(message):
+        allowed = _allowed_values(path)
+        if allowed:
+            return CaseError(path, f"must be one of {', '.join(map(str, allowed))}", _lookup(data, path))
+    bad_time = _BAD_TIME.search(message)
+    if bad_time:  # msgspec names RFC 3339; the docs and the date readers say ISO 8601 (RFC 3339 is a profile of it)
+        kind = bad_time.group("kind")
+        return CaseError(path, f"is not an ISO 8601 {kind} ({_TIME_FORMS[kind]})", _lookup(data, path))
     return CaseError(path or "$", message, _lookup(data, path))
+
+
+def _allowed_values(path: str) -> tuple[Any, ...]:
+    """The values a literal field at a msgspec path like ``documents[1].authority`` allows (empty
+    when the path does not lead to one)."""
+    info: Any = msgspec.inspect.type_info(Case)
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        info = _not_none(info)
+        if part.startswith("["):
+            info = getattr(info, "item_type", None)
+        else:
+            info = {f.name: f.type for f in getattr(info, "fields", ())}.get(part)
+    info = _not_none(info)
+    return tuple(info.values) if isinstance(info, msgspec.inspect.LiteralType) else ()
+
+
+def _not_none(info: Any) -> Any:
+    """An optional type's type (``X | None`` → ``X``)."""
+    while isinstance(info, msgspec.inspect.UnionType):
+        info = next((t for t in info.types if not isinstance(t, msgspec.inspect.NoneType)), None)
+    return info
 
 
 def _lookup(data: Any, path: str) -> Any:

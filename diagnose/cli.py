@@ -151,12 +151,13 @@ def inputs(case: Path, out: Path | None, reader: str | None, read: bool, fail_on
 @click.option("--read", is_flag=True, help="Let the sampled model read each document first: the same as --reader sampled.")
 @click.option("--repair", is_flag=True, help="Try the changes the findings call for, one at a time: re-sample each with the same seeds and report which ones verifiably fix the wobble (`repairs`).")
 @click.option("--repair-budget", type=click.IntRange(min=0), metavar="N", help="With --repair: samples the candidates may draw in all (default: 4 x seeds x temperatures); candidates past it are listed as skipped.")
+@click.option("--show-prompt", is_flag=True, help="Also print the prompt the model saw (after its chat template; with --server, the chat messages).")
 @click.option("--no-controls", is_flag=True, help="Skip the control run (the context reduced to its dominant center, or to no documents, on the same seeds): about half the sampling time, but the verdict is then uncontrolled.")
 @fail_on_option("never", "the verdict")
 def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, ablation: bool,
         baseline_path: Path | None, server: str | None, server_model: str | None, framework: str,
         min_p: float | None, server_concurrency: int, reader: str | None, static: bool, read: bool, repair: bool,
-        repair_budget: int | None, no_controls: bool, fail_on: str) -> int:
+        repair_budget: int | None, show_prompt: bool, no_controls: bool, fail_on: str) -> int:
     """The whole pipeline: input stage, sampling on the case's model, triage.
 
     Before sampling, a reader reads each document alone and its answers make the
@@ -207,6 +208,9 @@ def run(case: Path, out: Path | None, html_out: Path | None, print_json: bool, a
         console.summary(report)
         for line in repair_lines(report):
             click.echo(line)
+        if show_prompt and report.sampling is not None:  # with --json it is in the report
+            text, what = report.sampling.shown_prompt()
+            click.echo(f"prompt the model saw ({what}):\n{text}")
         console.wrote(list(outputs))
     return verdict_exit(report.verdict, fail_on)
 
@@ -449,7 +453,8 @@ def check_engine(family_names: tuple[str, ...], dtype: str) -> int:
         raise click.BadParameter(f"{', '.join(unknown)}: not a causal-LM family of this transformers "
                                  f"(e.g. {', '.join(known[:4])}, ...)", param_hint="'--family'")
     quiet_transformers()
-    torch.set_num_threads(1)  # tiny models: one thread is fastest, and a loaded machine stays usable
+    # Tiny models: one thread is fastest and a loaded machine stays usable, unless RAG_DIAGNOSE_THREADS says.
+    torch.set_num_threads(_settings().models.threads or 1)
     results = []
     for result in check_all(list(family_names) or known, getattr(torch, dtype)):
         click.echo(result.line())

@@ -17,6 +17,21 @@ LIBRARIES = (
 FINGERPRINT_KEYS = ("model_id", "model_hash", "quantization", "dtype", "device", "backend", "threads", "cuda")
 """Fingerprint keys whose change can shift token probabilities on its own."""
 
+SUMMATION_ORDER_KEYS = ("threads",)
+"""Fingerprint keys whose change only reorders floating-point sums: another thread count splits
+each reduction differently, so logits can differ in their last bits (enough to flip a near-tie),
+while the model, its weights and its arithmetic stay the same. Such a change alone is ``info``."""
+
+SUMMATION_ORDER_NOTE = ("A thread count changes the order of floating-point sums, so probabilities can "
+                        "differ in their last bits and flip a near-tied token; the model and its "
+                        "arithmetic are the same.")
+"""What a change of a :data:`SUMMATION_ORDER_KEYS` key means, for findings and the nightly gate."""
+
+
+def only_summation_order(diff: dict[str, Any]) -> bool:
+    """Whether every key of a :func:`fingerprint_diff` only reorders float sums (and there is one)."""
+    return bool(diff) and all(key in SUMMATION_ORDER_KEYS for key in diff)
+
 
 def fingerprint_diff(baseline: dict[str, Any], current: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     """``{key: (baseline value, current value)}`` for each differing fingerprint key and

@@ -168,6 +168,8 @@ class Diagnoser:
             seed_offset=seed_offset,
             settings=self.settings.sampling,
         )
+        if remote is None:  # a server applies its own chat template to the messages
+            sampling.prompt_text = self.registry.prompt_counter(case.model).text(prompt_ids)
         self.progress.phase("determinism check")
         probe = max(traces, key=lambda tr: (tr.row.temperature, -tr.row.seed))
         alone = sample_traces(case, backend, prompt_ids, [probe.row])[0]

@@ -237,6 +237,14 @@ class ControlRun(msgspec.Struct, kw_only=True):
     """What the control cost (its sampling and measurement)."""
 
 
+class PromptMessage(msgspec.Struct, kw_only=True):
+    """One chat message of the prompt the sampled model was given."""
+
+    role: str
+    """``system`` or ``user``."""
+    content: str
+
+
 class SamplingReport(msgspec.Struct, kw_only=True):
     runs: list[TemperatureRun]
     backend: str = "transformers"
@@ -247,6 +255,21 @@ class SamplingReport(msgspec.Struct, kw_only=True):
     """Extension: context ablation runs, when asked for."""
     control: ControlRun | None = None
     """Extension: the control run (None with ``run --no-controls``: the verdict is uncontrolled)."""
+    prompt: list[PromptMessage] = []
+    """Extension: the assembled prompt as chat messages (the system prompt when the case has one,
+    then the user turn with the documents laid out), as the sampled model was given them."""
+    prompt_text: str = ""
+    """Extension: the prompt as the model saw it after its chat template, decoded from the token
+    ids with the template's special tokens; empty when a server sampled (it applies its own)."""
+
+    def shown_prompt(self) -> tuple[str, str]:
+        """``(text, what it is)``: the prompt after the model's chat template when recorded, else
+        the chat messages with their roles; ``("", "")`` when neither was recorded."""
+        if self.prompt_text:
+            return self.prompt_text, "after the model's chat template"
+        if self.prompt:
+            return "\n\n".join(f"[{m.role}]\n{m.content}" for m in self.prompt), "the chat messages"
+        return "", ""
 
 
 class Finding(msgspec.Struct, kw_only=True):

@@ -46,7 +46,9 @@ class ModelSettings:
     embedder: str = "default"
     """``default`` is the embedded all-MiniLM-L6-v2; or a sentence-transformers directory."""
     threads: int = 0
-    """torch intra-op threads; 0 leaves torch's own choice (one per core). On cores that other work
+    """torch intra-op threads for every command that runs a model (`inputs`, `run`, `nightly`, `bench`,
+    `serve`, `worker`; `check-engine` uses 1 unless set); 0 leaves torch's own choice (one per core). A
+    change of it between runs is `info` only (it reorders float sums). On cores that other work
     shares, 1 can be several times faster: each operation of a multi-threaded torch waits for a busy
     core (one `run` of the embedded model on a loaded 2-core machine: 565 s with 2 threads, 77 s with 1,
     the same samples)."""

@@ -157,6 +157,23 @@ def test_unknown_constraint_type_lists_known_types() -> None:
     assert set(CONSTRAINT_TYPES) == {"json", "regex", "max_words", "must_include"}
 
 
+def test_an_enum_error_lists_the_allowed_values() -> None:
+    doc = {"id": "n1", "text": "The Tarrow ferry leaves at nine.", "authority": "gold"}
+    with pytest.raises(CaseError) as info:
+        case_from_dict({"id": "ferry", "question": "When does the Tarrow ferry leave?", "documents": [doc]})
+    assert info.value.field == "documents[0].authority"
+    assert "must be one of" in str(info.value)
+    assert {"authoritative", "standard", "archived"} <= set(str(info.value).replace(",", " ").split())
+
+
+def test_a_bad_date_is_explained_as_iso_8601_as_the_docs_say() -> None:
+    doc = {"id": "n1", "text": "The Tarrow ferry leaves at nine.", "date": "spring 2019"}
+    with pytest.raises(CaseError) as info:
+        case_from_dict({"id": "ferry", "question": "When does the Tarrow ferry leave?", "documents": [doc]})
+    assert info.value.field == "documents[0].date"
+    assert "ISO 8601" in str(info.value) and "RFC3339" not in str(info.value) and "YYYY-MM-DD" in str(info.value)
+
+
 def test_unknown_top_level_field() -> None:
     err = error_for(with_("colour", "red"))
     assert err.field == "colour"

@@ -78,3 +78,30 @@ def test_every_setting_is_documented():
 
 def test_the_readme_stays_a_door():
     assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 180
+
+
+def _shell_commands(path: Path) -> list[str]:
+    """Each command of the page's code blocks, continuation lines (``\\``) joined."""
+    blocks = [t.content for t in _tokens(path) if t.type == "fence"]
+    return [c for block in blocks for c in re.sub(r"\\\n\s*", " ", block).splitlines()]
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
+def test_every_curl_to_the_api_carries_a_key(path: Path):
+    """A service with keys answers 401 to a request without one: the documented calls send it."""
+    calls = [c for c in _shell_commands(path) if "curl" in c and "/v1/" in c]
+    keyless = [c.strip() for c in calls if "Authorization: Bearer" not in c and '"$AUTH"' not in c]
+    assert not keyless, keyless
+
+
+def test_the_case_format_page_shows_every_case_field():
+    """docs/case-format.md's example holds every field a case file may carry."""
+    import msgspec
+
+    from diagnose.case import Case, SamplingSpec
+    from diagnose.document import Document
+
+    example = next(t.content for t in _tokens(ROOT / "docs" / "case-format.md") if t.type == "fence")
+    shown = set(re.findall(r"^\s*(?:- )?([a-z_]+):", example, re.M))
+    fields = {f.name for struct in (Case, Document, SamplingSpec) for f in msgspec.structs.fields(struct)}
+    assert not fields - shown, sorted(fields - shown)

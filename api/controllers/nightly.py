@@ -28,6 +28,10 @@ class NightlyRunRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     seed_offset: Annotated[int | None, msgspec.Meta(
         description="Extension: fixed sample seeds, in [0, 2^31 - 2^16]; default: derived from the run id "
                     "(fresh samples each run).")] = None
+    library: Annotated[Literal["own", "shared"] | None, msgspec.Meta(
+        description="Which library to run: `own` (the calling key's pushes) or `shared` (the cases "
+                    "`diagnose library push` stored, which belong to no key; admin keys only). Default: "
+                    "`own`, and for an admin key whose own library holds no matching case, `shared`.")] = None
 
 
 def provide_nightly(service: NamedDependency[DiagnosisService]) -> NightlyService:
@@ -66,9 +70,10 @@ class NightlyRunsController(Controller):
         (``fail`` when a case reaches ``fail_on``, ``warn`` when a case regressed below it).
         """
         body = data or NightlyRunRequest()
-        owner = request.state.caller.key_id
+        caller = request.state.caller
         return await to_thread.run_sync(lambda: nightly.start_run(
-            body.tags, body.baseline, body.fail_on, body.seed_offset, owner=owner))
+            body.tags, body.baseline, body.fail_on, body.seed_offset, owner=caller.key_id, library=body.library,
+            admin=caller.role == "admin"))
 
     @get(summary="Recent nightly runs with progress and counts", responses=problem_responses(400, 401, 429))
     async def list_recent(

@@ -28,7 +28,8 @@ from api.db.store import finish, mark_not_queued, sha256_of
 from api.responses import NightlyRunView, RunLinks, RunProgress
 from api.services.admission import Admission, job_cost
 from api.services.diagnoses import visible
-from api.services.errors import Conflict, InvalidRequest, NotFound, ServiceError, Unavailable, failure_record
+from api.services.errors import (Conflict, Forbidden, InvalidRequest, NotFound, ServiceError, Unavailable,
+                                 failure_record)
 from api.services.limits import check_case_limits
 from api.services.nightly_gate import finalize, stored_result
 from api.settings import Limits, ServiceSettings
@@ -40,6 +41,8 @@ from diagnose.nightly.runner import seed_offset_for
 
 FailOn = Literal["warn", "fail", "never"]
 FAIL_ON = ("warn", "fail", "never")
+Library = Literal["own", "shared"]
+LIBRARIES = ("own", "shared")
 MAX_SEED_OFFSET = 2**31 - 2**16
 """Seed offsets are stored as 32-bit integers; sample seeds add up to MAX_SEEDS on top."""
 
@@ -56,12 +59,18 @@ class NightlyService:
         self.admission = admission or Admission(self.settings.queue)
 
     def start_run(self, tags: Sequence[str] = (), baseline_id: str | None = None, fail_on: FailOn = "fail",
-                  seed_offset: int | None = None, owner: int | None = None) -> NightlyRunView:
+                  seed_offset: int | None = None, owner: int | None = None, library: Library | None = None,
+                  admin: bool = False) -> NightlyRunView:
         """Create the run and its diagnoses, then queue them; answers the run's view.
 
         ``owner`` (the starting key; None: the schedule or a keyless service) owns the run and
         its diagnoses, and the run diagnoses ``owner``'s own library; its baseline is one of
-        ``owner``'s runs.
+        ``owner``'s runs. ``library`` ``"shared"`` runs the library that belongs to no key
+        (``diagnose library push``, the scheduled runs) instead: an ``admin`` key's privilege
+        (403 naming ``library`` for a user key); that run and its diagnoses belong to no key,
+        like a scheduled run, and its baseline is one of those runs, while admission counts
+        it against ``owner``. ``library`` None is ``"own"``, except for an admin key whose
+        own library holds no case carrying ``tags``: that key runs the shared library.
 
         ``baseline_id`` None means the latest done run with the same tags (none: every
         case is new). ``seed_offset`` None derives one from the run id, so each run
@@ -78,16 +87,20 @@ class NightlyService:
             raise InvalidRequest(f"fail_on must be one of {', '.join(FAIL_ON)} (got {fail_on!r})", "fail_on")
         if seed_offset is not None and not 0 <= seed_offset <= MAX_SEED_OFFSET:
             raise InvalidRequest(f"seed_offset must be in [0, {MAX_SEED_OFFSET}] (got {seed_offset})", "seed_offset")
+        if library not in (None, *LIBRARIES):
+            raise InvalidRequest(f"library must be one of {', '.join(LIBRARIES)} (got {library!r})", "library")
+        if library == "shared" and owner is not None and not admin:
+            raise Forbidden("only an admin key may run the shared library (the one `diagnose library push` "
+                            "fills); a user key runs its own", "library")
         tags = sorted(set(tags))
         run_id = new_id()
         offset = seed_offset_for(run_id) if seed_offset is None else seed_offset
         capacity = self.settings.queue.capacity
         with self.admission.session(self.db) as session:
-            cases = library_of(session, owner, tags)
+            library_owner, cases = _library(session, owner, tags, library, admin)
             if not cases:
-                raise InvalidRequest("no current library case" + (f" carries every tag of {tags}" if tags else
-                                     " exists; push cases with POST /v1/library first"), "tags")
-            baseline = _resolve_baseline(session, baseline_id, tags, owner)
+                raise InvalidRequest(_no_cases(tags, keyed=library_owner is not None), "tags")
+            baseline = _resolve_baseline(session, baseline_id, tags, library_owner)
             refused = {case.id: error for case in cases if (error := _over_limits(case, self.settings.limits))}
             runnable = len(cases) - len(refused)
             if runnable > capacity:
@@ -98,13 +111,13 @@ class NightlyService:
             self.admission.admit(session, runnable, f"a nightly run of {runnable} cases", owner=owner,
                                  cost=sum(costs.values()), largest=max(costs.values(), default=0))
             session.add(NightlyRun(id=run_id, status="running", tags=tags, fail_on=fail_on, seed_offset=offset,
-                                   baseline_id=baseline, api_key_id=owner))
+                                   baseline_id=baseline, api_key_id=library_owner))
             diagnosis_ids = []
             for case in cases:
                 diagnosis = Diagnosis(
                     id=new_id(), status="queued", mode="run", case_id=case.case_id, case=case.case,
                     seed_offset=offset, request_key=sha256_of({"nightly_run": run_id, "case": case.content_hash}),
-                    api_key_id=owner, cost=costs.get(case.id, 0))
+                    api_key_id=library_owner, cost=costs.get(case.id, 0))
                 if case.id in refused:
                     finish(diagnosis, "failed", refused[case.id])
                 else:
@@ -161,6 +174,29 @@ class NightlyService:
             if run.status != "done":
                 raise Conflict(f"nightly run {run_id} is {run.status}; its results come when every case finished")
             return stored_result(session, run)
+
+
+def _library(session, owner: int | None, tags: list[str], library: Library | None,
+             admin: bool) -> tuple[int | None, list[LibraryCase]]:
+    """Whose library the run diagnoses (None: the shared one) and its current cases carrying ``tags``
+    (:meth:`NightlyService.start_run` says which)."""
+    if library == "shared" or owner is None:
+        return None, library_of(session, None, tags)
+    cases = library_of(session, owner, tags)
+    if not cases and library is None and admin:
+        return None, library_of(session, None, tags)
+    return owner, cases
+
+
+def _no_cases(tags: list[str], keyed: bool) -> str:
+    """Why a run has nothing to diagnose, and where its cases would come from; ``keyed``: the run
+    was over a key's own library."""
+    what = f"no current library case carries every tag of {tags}" if tags else "the library holds no current case"
+    if keyed:
+        return (f"{what} in this key's library: push cases with POST /v1/library under this key (cases "
+                "stored with `diagnose library push` are in the shared library, which an admin key runs "
+                'with "library": "shared")')
+    return f"{what} in the shared library: push cases with `diagnose library push` or POST /v1/library first"
 
 
 def _over_limits(case: LibraryCase, limits: Limits) -> dict[str, Any] | None:

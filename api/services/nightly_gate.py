@@ -51,13 +51,6 @@ def run_record(run: NightlyRun, items: list[NightlyItem]) -> RunRecord:
                      cases=cases, inline_reports=reports)
 
 
-def gate_of(result: NightlyResult) -> str:
-    """``fail`` when a case reaches ``fail_on``; else ``warn`` when any case regressed; else ``pass``."""
-    if result.failing():
-        return "fail"
-    return "warn" if any(c.status != "pass" for c in result.comparisons) else "pass"
-
-
 def finalize(db: Database, run_id: str, settings: GateSettings | None = None) -> bool:
     """Compare and close the run if every case is finished; True only for the one call that closed it.
 
@@ -78,7 +71,7 @@ def finalize(db: Database, run_id: str, settings: GateSettings | None = None) ->
     ids = {i.library_case.case_id: i.diagnosis_id for i in items}
     base_ids = {i.library_case.case_id: i.diagnosis_id for i in baseline_items}
     summary = _plain({
-        "counts": result.counts(), "fail_on": fail_on, "gate": gate_of(result),
+        "counts": result.counts(), "fail_on": fail_on, "gate": result.gate(),
         "baseline_id": baseline.run_id if baseline else None,
         "cases": [{**c.to_dict(), "diagnosis_id": ids.get(c.case_id),
                    "baseline_diagnosis_id": base_ids.get(c.case_id)} for c in result.comparisons],

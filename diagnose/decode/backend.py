@@ -130,6 +130,10 @@ class PromptCounter:
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
+    def text(self, ids: Sequence[int]) -> str:
+        """Token ids as the model sees them: the chat template's special tokens kept."""
+        return self.tokenizer.decode(list(ids), skip_special_tokens=False)
+
 
 class TransformersBackend:
     """A Hugging Face causal LM and its tokenizer, on one device."""

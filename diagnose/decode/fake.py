@@ -59,6 +59,10 @@ class FakeBackend:
     def decode(self, ids: Sequence[int]) -> str:
         return " ".join(self.vocab[i] for i in ids if i != 0)
 
+    def text(self, ids: Sequence[int]) -> str:
+        """The prompt as the fake sees it (the prompt counter's ``text``): every token, ``<eos>`` too."""
+        return " ".join(self.vocab[i] for i in ids)
+
     def start(self, prompt_ids: Sequence[int], rows: int) -> tuple[_FakeSession, torch.Tensor]:
         self.prefills += 1
         histories = [list(prompt_ids) for _ in range(rows)]

@@ -141,6 +141,9 @@ class SamplingView:
     mass_vs_pull: MassPullTable
     ablation_names: tuple[str, ...] = ()
     ablation_rows: list[list[str]] = field(default_factory=list)
+    prompt: str = ""
+    """The prompt the model saw: after its chat template when the report has it, else the messages."""
+    prompt_source: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,9 +256,12 @@ def _sampling(sampling: SamplingReport, inp: InputReport, colors: Mapping[str, s
          fixed(a.semantic_entropy), fixed(a.first_token_divergence)]
         for a in sampling.ablation
     ]
+    prompt, source = sampling.shown_prompt()
     return SamplingView(facts=facts, metric_names=METRICS, metric_rows=rows, runs=runs,
                         mass_vs_pull=mass_vs_pull(inp, sampling, colors),
-                        ablation_names=ABLATION_COLUMNS if ablation else (), ablation_rows=ablation)
+                        ablation_names=ABLATION_COLUMNS if ablation else (), ablation_rows=ablation,
+                        prompt=prompt, prompt_source=source)
+
 
 
 def _run(index: int, run: TemperatureRun, inp: InputReport, colors: Mapping[str, str]) -> RunView:

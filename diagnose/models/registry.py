@@ -29,10 +29,14 @@ _LOAD_LOCK = threading.RLock()
 
 
 class ModelRegistry:
-    """Creates models on first use and remembers them; one per process (CLI or app)."""
+    """Creates models on first use and remembers them; one per process (CLI or app).
+
+    Creating one applies ``settings.threads`` (``RAG_DIAGNOSE_THREADS``) to torch, so every
+    command that runs a model, the embedder alone (``inputs``) included, honours it."""
 
     def __init__(self, settings: "ModelSettings", notify: Notify | None = None) -> None:
         quiet_transformers()
+        apply_threads(settings.threads)
         self.settings = settings
         self._notify = notify or (lambda message: None)
         self._embedder: CachedEmbedder | None = None
@@ -92,10 +96,6 @@ class ModelRegistry:
 
             source = resolve_generator(name)
             started = time.perf_counter()
-            if self.settings.threads:
-                import torch
-
-                torch.set_num_threads(self.settings.threads)
             directory, converted = (
                 materialize_gguf(source, self.settings.cache_dir, self._notify, self._sha256)
                 if source.gguf_file
@@ -182,6 +182,14 @@ class ModelRegistry:
             "id": "all-MiniLM-L6-v2" if self.settings.embedder == "default" else str(path),
             "sha256": self._sha256(weights) if weights.is_file() else None,
         }
+
+
+def apply_threads(threads: int) -> None:
+    """Set torch's intra-op threads; 0 leaves torch's own choice."""
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
 
 
 def quiet_transformers() -> None:

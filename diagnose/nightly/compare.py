@@ -9,8 +9,9 @@ bootstrap CI of the increase excludes 0 and the change reaches the minimum;
 ``compliance_rate`` (down) / ``truncation_rate`` (up) fail on Fisher p < alpha with
 a large enough change; ``center_shift`` fails when another center (matched by
 label, else shared documents) now leads with enough share, outside the noise band.
-Case-wide: ``new_finding``, ``resolved_finding`` and ``environment`` ("warn"); a
-changed environment is attached to every other regression as ``likely_cause``.
+Case-wide: ``new_finding``, ``resolved_finding`` and ``environment`` ("warn"; "info" for the
+thread count, which only reorders float sums); a changed environment is attached to every
+other regression as ``likely_cause``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from diagnose.sampling.per_sample import sample_count as _count
 from diagnose.sampling.per_sample import sample_first_tokens as _first_tokens
 from diagnose.stats import proportion_test, stratified_bootstrap_diff_ci
 from diagnose.sampling.metrics import first_token_divergence, semantic_entropy
-from diagnose.environment import fingerprint_diff
+from diagnose.environment import SUMMATION_ORDER_KEYS, SUMMATION_ORDER_NOTE, fingerprint_diff
 from diagnose.nightly.settings import GateSettings
 from diagnose.report import SEVERITY_RANK, Finding, InputReport, Report, TemperatureRun
 
@@ -95,9 +96,7 @@ def compare_reports(baseline: Report, current: Report, settings: GateSettings = 
     changes = [c if c.severity == "info" or not env else replace(
         c, evidence={**c.evidence, "likely_cause": env}, message=f"{c.message} (environment changed: {cause})")
         for c in changes]
-    changes += [Change("environment", "warn", None, d["baseline"], d["current"], {"key": key, **d},
-                       f"{_env_phrase(key, d)} changed: differences may come from "
-                       f"{_CAUSE.get(key.split('.')[0], key)}, not the prompt") for key, d in env.items()]
+    changes += [_environment_change(key, d) for key, d in env.items()]
     return CaseComparison(current.case_id or baseline.case_id, changes)
 
 
@@ -122,6 +121,16 @@ def environment_diff(baseline: dict[str, Any], current: dict[str, Any]) -> dict[
     """``{key: {"baseline": b, "current": c}}`` for each differing fingerprint key and library."""
     return {key: {"baseline": before, "current": now}
             for key, (before, now) in fingerprint_diff(baseline, current).items()}
+
+
+def _environment_change(key: str, d: dict[str, Any]) -> Change:
+    """A changed fingerprint key: ``warn``, or ``info`` for one that only reorders float sums."""
+    if key in SUMMATION_ORDER_KEYS:
+        return Change("environment", "info", None, d["baseline"], d["current"], {"key": key, **d},
+                      f"{_env_phrase(key, d)} changed: {SUMMATION_ORDER_NOTE}")
+    return Change("environment", "warn", None, d["baseline"], d["current"], {"key": key, **d},
+                  f"{_env_phrase(key, d)} changed: differences may come from "
+                  f"{_CAUSE.get(key.split('.')[0], key)}, not the prompt")
 
 
 def _env_phrase(key: str, d: dict[str, Any]) -> str:

@@ -62,7 +62,11 @@ def describe_change(change: "Change") -> str:
 
 
 def evidence_json(change: "Change") -> str:
-    body = {"baseline": change.baseline, "current": change.current, "evidence": change.evidence}
+    """The change's values and evidence as JSON; a side without a value (a new case has no
+    baseline) is left out rather than shown as null."""
+    body = {key: value for key, value in (("baseline", change.baseline), ("current", change.current))
+            if value is not None}
+    body["evidence"] = change.evidence
     return json.dumps(body, indent=2, ensure_ascii=False, default=str, sort_keys=True)
 
 

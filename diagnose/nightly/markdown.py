@@ -49,12 +49,12 @@ def fenced(text: str, limit: int = MAX_EVIDENCE) -> str:
 def render_markdown(result: "NightlyResult") -> str:
     """Headline, one table row per case (regressions first), then details per regression."""
     run, counts = result.run, result.counts()
-    tripped = result.failing()
-    headline = "❌ gate failed" if tripped else "✅ gate passed"
+    gate = result.gate()
+    headline = {"fail": "❌ gate failed", "warn": "⚠️ gate warn", "pass": "✅ gate passed"}[gate]
     lines = [
         f"## diagnose nightly: {headline}",
         "",
-        *([f"{result.gate_line()}.", ""] if tripped else []),
+        *([f"{result.gate_line()}.", ""] if gate != "pass" else []),
         f"{len(result.comparisons)} cases: {counts['pass']} pass, {counts['warn']} warn, "
         f"{counts['fail']} fail (fail on: {result.fail_on}).",
         f"Run {escape(run.run_id)} against baseline "

@@ -64,11 +64,24 @@ class NightlyResult:
                                    and reaches(_gate(c.failing_verdict.severity), level)),
         }
 
+    def gate(self, fail_on: FailOn | None = None) -> Literal["pass", "warn", "fail"]:
+        """``fail`` when a case reaches ``fail_on``; else ``warn`` when any case regressed or warns
+        below it; else ``pass``. The service's run ``gate``, the Markdown headline and
+        :meth:`gate_line` all say this one word."""
+        if self.failing(fail_on):
+            return "fail"
+        return "warn" if any(c.status != "pass" for c in self.comparisons) else "pass"
+
     def gate_line(self, fail_on: FailOn | None = None) -> str:
-        """"gate passed" or "gate failed", with how many cases regressed and how many fail on their own."""
+        """"gate passed", "gate warn" or "gate failed" (:meth:`gate`), with how many cases regressed
+        and how many fail on their own, or how many warn below ``fail_on``."""
         level = fail_on or self.fail_on
-        if not self.failing(level):
+        gate = self.gate(level)
+        if gate == "pass":
             return f"gate passed (fail on: {level})"
+        if gate == "warn":
+            below = sum(1 for c in self.comparisons if c.status != "pass")
+            return f"gate warn (fail on: {level}): {below} case(s) changed or warn, none reaches {level}"
         reasons = self.failing_reasons(level)
         return (f"gate failed (fail on: {level}): {reasons['regressed']} case(s) regressed against the "
                 f"baseline, {reasons['failing_verdict']} case(s) have a failing verdict of their own")

@@ -59,8 +59,10 @@ def run_ablation(
     for name, variant in variants(case, analysis).items():
         prompt_ids = backend.chat_ids(build_messages(variant))
         traces = decode_rows(backend, prompt_ids, rows, case.sampling)
-        # Measured against the full case's centers, so center_pull stays comparable.
-        run = measure_run(case, backend, traces, embedder, analysis, settings=settings)
+        # Measured against the full case's centers, so center_pull stays comparable; a sample
+        # follows only a center whose documents the variant kept.
+        run = measure_run(case, backend, traces, embedder, analysis, settings=settings,
+                          kept=[d.id for d in variant.documents])
         results.append(_summary(name, [d.id for d in variant.documents], run))
     return results
 

@@ -6,7 +6,8 @@ reduced to the dominant gravity center (what the context says when it agrees wit
 itself), or, when the context already is one center and nothing else, to no
 documents at all. It is sampled at every temperature with the same seeds, and
 measured against the full case's centers (as the ablation is), so each metric
-compares one to one (:mod:`diagnose.triage.controlled` decides the findings).
+compares one to one; a control sample follows only a center whose documents the
+control kept (one that states a removed center's answer follows "none") (:mod:`diagnose.triage.controlled` decides the findings).
 
 The engine decodes one prompt per batch (one shared prefill), so the control is one
 more batch of the same rows: it costs about what the main run's sampling costs.
@@ -62,7 +63,7 @@ def run_control(
     traces = sample_traces(variant, backend, chat_ids(build_messages(variant)), rows)
     runs = [
         measure_run(case, backend, [tr for tr in traces if tr.row.temperature == t], embedder, analysis,
-                    checker, settings)
+                    checker, settings, kept=[d.id for d in variant.documents])
         for t in case.sampling.temperatures
     ]
     kept = sorted(analysis.report.gravity_centers, key=lambda c: -c.mass)[0].id if name == "dominant_center" else None

@@ -3,10 +3,15 @@
 The same normaliser and value matcher as the input stage
 (:mod:`diagnose.text.values`): a sample follows a center when it states one of
 the center's answers, as a typed value ("8848.86米" states 8,848.86 m, "2.7
-million" states 2,700,000) or as normalised text. When no answer decides, the
-sample follows the center holding the document most similar to it, if that
-similarity clears ``min_similarity`` and beats the runner-up center by
-``min_margin``; otherwise it follows ``"none"``.
+million" states 2,700,000) or as normalised text. A sample credits only what it
+states: when the centers have answers, a sample that states none of them follows
+``"none"``, however much it resembles a center's documents (a German sentence
+without a number does not follow the center whose answer is 30). Only when no
+center has an answer at all (nothing stated could decide) does resemblance
+decide: the sample follows the center holding the document most similar to it,
+if that similarity clears ``min_similarity`` and beats the runner-up center by
+``min_margin``; otherwise ``"none"``. When a sample states the answers of several
+centers, the most similar of those wins.
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ def attribute_samples(
     """
     centers = list(center_documents)
     answers = {c: [(a, extract_values(a)) for a in center_answers.get(c, ())] for c in centers}
+    answered = any(answers.values())
     similarity = (
         sample_embeddings @ doc_embeddings.T
         if len(doc_embeddings) and len(sample_embeddings)
@@ -77,6 +83,9 @@ def attribute_samples(
         stated = [c for c in centers if any(_states(sample, values, a, av) for a, av in answers[c])]
         if len(stated) == 1:
             result.append(stated[0])
+            continue
+        if not stated and answered:
+            result.append(NONE)
             continue
         pool = stated or centers
         ranked = sorted(pool, key=lambda c: best[c], reverse=True)

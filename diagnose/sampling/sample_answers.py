@@ -7,7 +7,9 @@ answer looks like: the value classes they state (:func:`diagnose.text.value_clas
 and the unit words they write them in, or that they answer with names. A sample then
 
 * ``answer``: states a value of one of those classes (a bare number read in the
-  documents' unit: "16" where the documents say "16 weeks"), or a name when the
+  documents' unit: "16" where the documents say "16 weeks"; a rate read over the
+  period the question asks for: "4 g/day" where the documents give the daily dose as
+  "4 g", and an amount read as that rate the other way round), or a name when the
   documents answer with names;
 * ``other``: answers something else: it only states values of other classes (a year
   where a duration is asked), or it lists the documents instead of answering (it cites
@@ -39,6 +41,16 @@ AnswerKind = Literal["answer", "other", "none"]
 _INDEX_SLOT = re.compile(r"(\S*)\{index\}(\S*)")
 NAME_KEY = "name:"
 _UNIT_WORD = re.compile(r"([^\W\d_]+)\W*$")
+_PER_TIME = " / [time]"
+_PERIODS = (
+    ("day", 86_400.0, r"daily|per day|a day|each day|every day|täglich|tages|pro tag|am tag|par jour|quotidien"
+                      r"|por día|al día|diari|每日|每天"),
+    ("week", 604_800.0, r"weekly|per week|a week|each week|wöchentlich|pro woche|par semaine|semanal|每周"),
+    ("hour", 3_600.0, r"hourly|per hour|an hour|each hour|stündlich|pro stunde|par heure|por hora|每小时"),
+    ("month", 2_629_800.0, r"monthly|per month|a month|each month|monatlich|pro monat|par mois|mensual|每月"),
+    ("year", 31_557_600.0, r"yearly|annual|per year|a year|each year|jährlich|pro jahr|par an|anual|每年"),
+)
+"""Periods a question can ask an amount over ("the daily dose"): unit word, seconds, how questions say it."""
 
 
 @dataclass(frozen=True)
@@ -106,10 +118,11 @@ def _read(text: str, frame: AnswerFrame, question: str) -> SampleAnswer:
         text, cites = frame.references.subn(" ", text)
     values = extract_values(text)
     if frame.classes:
-        for v in values:
-            read = _in_frame(v, frame)
-            if read is not None:
-                return SampleAnswer("answer", read.span if read is not v else v.span, read.key, read, cites)
+        # A value written in the documents' class beats one read into it ("1. ... 8611米": 8611 m, not 1 m).
+        read = next((v for v in values if value_class(v) in frame.classes), None) or next(
+            (r for v in values if (r := _in_frame(v, frame, question)) is not None), None)
+        if read is not None:
+            return SampleAnswer("answer", read.span, read.key, read, cites)
         return SampleAnswer("other" if values or cites >= 2 else "none", "", None, None, cites)
     if frame.names:
         asked = set(content_tokens(question))
@@ -120,17 +133,47 @@ def _read(text: str, frame: AnswerFrame, question: str) -> SampleAnswer:
     return SampleAnswer("other" if cites >= 2 else "none", "", None, None, cites)
 
 
-def _in_frame(v: Value, frame: AnswerFrame) -> Value | None:
+def _in_frame(v: Value, frame: AnswerFrame, question: str = "") -> Value | None:
     """``v`` as an answer of the frame: itself when of one of its classes; a bare number
-    read in the documents' unit when that makes it one; None otherwise."""
+    read in the documents' unit, or a quantity read over the period the question asks for
+    (:func:`_over_period`), when that makes it one; None otherwise."""
     if value_class(v) in frame.classes:
         return v
+    if v.kind == "quantity":
+        read = _over_period(v, question)
+        return read if read is not None and value_class(read) in frame.classes else None
     if v.kind != "number":
         return None
     for unit in frame.units:
         for read in extract_values(f"{v.span} {unit}"):
             if value_class(read) in frame.classes:
                 return read
+    return None
+
+
+def _asked_period(question: str) -> tuple[str, float] | None:
+    """The period the question asks an amount over (unit word, seconds), or None."""
+    lowered = question.lower()
+    return next(((unit, seconds) for unit, seconds, words in _PERIODS if re.search(words, lowered)), None)
+
+
+def _over_period(v: Value, question: str) -> Value | None:
+    """A quantity read over the period the question asks for: a rate over exactly that period
+    as its amount, as written before the period ("4 g/day" asked daily: "4 g"), an amount as
+    the rate over that period ("4 g" asked daily: "4 g/day"); None when the question names no
+    period, or the rate is over another one."""
+    period = _asked_period(question)
+    if period is None or v.magnitude is None:
+        return None
+    unit, seconds = period
+    if not v.dimension.endswith(_PER_TIME):
+        return next(iter(extract_values(f"{v.span}/{unit}")), None)
+    amount = v.dimension.removesuffix(_PER_TIME)
+    for end in sorted((i for i, ch in enumerate(v.span) if ch in " /"), reverse=True):
+        found = extract_values(v.span[:end])
+        if (len(found) == 1 and found[0].dimension == amount and found[0].magnitude is not None
+                and abs(found[0].magnitude - v.magnitude * seconds) <= 0.005 * found[0].magnitude):
+            return found[0]
     return None
 
 

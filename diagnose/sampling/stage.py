@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from typing import Collection, Sequence
 
 import numpy as np
 
@@ -11,7 +11,7 @@ from diagnose.analysis import InputAnalysis
 from diagnose.case import Case
 from diagnose.embedding import Embedder
 from diagnose.prompt import build_messages
-from diagnose.report import Bifurcation, Sample, SamplingReport, TemperatureRun
+from diagnose.report import Bifurcation, PromptMessage, Sample, SamplingReport, TemperatureRun
 from diagnose.sampling import metrics
 from diagnose.decode.backend import Backend
 from diagnose.sampling.constraints import ConstraintChecker
@@ -56,7 +56,8 @@ def run_sampling(
         for temperature in case.sampling.temperatures
     ]
     report = SamplingReport(
-        runs=runs, backend=backend.name, wall_seconds=round(time.perf_counter() - started, 3)
+        runs=runs, backend=backend.name, wall_seconds=round(time.perf_counter() - started, 3),
+        prompt=[PromptMessage(role=m["role"], content=m["content"]) for m in build_messages(case)],
     )
     return report, traces
 
@@ -76,6 +77,7 @@ def measure_run(
     analysis: InputAnalysis,
     checker: ConstraintChecker | None = None,
     settings: SamplingSettings = SamplingSettings(),
+    kept: Collection[str] | None = None,
 ) -> TemperatureRun:
     """All contract metrics for one temperature's samples (traces in seed order).
 
@@ -87,12 +89,17 @@ def measure_run(
     default limits. ``settings`` (``Settings.sampling``): the cosine at which samples
     share a meaning cluster, the similarity and margin at which a sample follows a
     center by resemblance alone, the margin under which a position is a bifurcation.
+    ``kept``: the ids of the case's documents the sampled prompt held (a control's or an
+    ablation's; None: all of them). A sample follows only a center with a document in
+    the prompt: a center whose documents were removed keeps its key in ``center_pull``,
+    at 0.
     """
     unavailable = list(getattr(backend, "unavailable", ()))
     # A remote server's own text is exact; its per-token strings can be lossy.
     texts = [(getattr(tr, "text", None) or backend.decode(tr.tokens)).strip() for tr in traces]
     embeddings = embedder.encode(texts) if texts else np.zeros((0, 1), dtype=np.float32)
     centers = analysis.report.gravity_centers
+    present = [c for c in centers if kept is None or set(c.documents) & set(kept)]
     doc_index = {doc.id: i for i, doc in enumerate(case.documents)}
     frame = answer_frame(analysis.center_answers, [d.id for d in case.documents], case.document_format)
     answers = read_answers(texts, frame, case.question)
@@ -100,7 +107,7 @@ def measure_run(
         # What a sample answers decides the center it follows, not the other values it mentions.
         [a.text if a.kind == "answer" else text for a, text in zip(answers, texts)],
         embeddings,
-        {c.id: [doc_index[d] for d in c.documents] for c in centers},
+        {c.id: [doc_index[d] for d in c.documents] for c in present},
         analysis.center_answers,
         analysis.doc_embeddings,
         min_similarity=settings.pull_min_similarity,

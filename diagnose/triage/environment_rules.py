@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from diagnose.environment import fingerprint_diff
+from diagnose.environment import SUMMATION_ORDER_NOTE, fingerprint_diff, only_summation_order
 from diagnose.triage.context import Flag, TriageContext
 
 
@@ -38,15 +38,22 @@ def quantized_model(ctx: TriageContext) -> Flag | None:
 
 
 def fingerprint_changed(ctx: TriageContext) -> Flag | None:
+    """The environment differs from the baseline's: ``warn``, or ``info`` when only the thread
+    count differs (:data:`~diagnose.environment.SUMMATION_ORDER_KEYS`)."""
     baseline = ctx.baseline_environment
     if not baseline:
         return None
-    changes = {
-        key: {"baseline": before, "now": now}
-        for key, (before, now) in fingerprint_diff(baseline, ctx.environment).items()
-    }
-    if not changes:
+    diff = fingerprint_diff(baseline, ctx.environment)
+    if not diff:
         return None
+    changes = {key: {"baseline": before, "now": now} for key, (before, now) in diff.items()}
+    if only_summation_order(diff):
+        return Flag(
+            "info",
+            {"changes": changes},
+            f"Only the thread count differs from the baseline's. {SUMMATION_ORDER_NOTE} Expect at most "
+            "small differences between the runs from it; it is no reason to distrust the comparison.",
+        )
     return Flag(
         "warn",
         {"changes": changes},

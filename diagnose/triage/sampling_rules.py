@@ -55,9 +55,13 @@ def weak_pull(ctx: TriageContext) -> Flag | None:
     thresholds fire always or never depending on the seed count. The rule compares
     semantic entropy / ln n and (distinct first tokens - 1) / (n - 1) instead: both 0
     when every sample agrees and 1 when all differ, whatever n is.
+
+    Silent when the outputs loop (:func:`strong_pull` fires): looping samples differ in
+    their loops, not in what the context lets them answer, and a pull too weak and one
+    too strong call for opposite changes (focus the context / loosen sampling).
     """
     runs = ctx.runs_by_temperature()
-    if not runs:
+    if not runs or _looping(ctx):
         return None
     coolest = runs[0]
     if coolest.n <= 1:
@@ -88,12 +92,20 @@ def weak_pull(ctx: TriageContext) -> Flag | None:
     )
 
 
+def _looping(ctx: TriageContext) -> list[TemperatureRun]:
+    """The runs whose samples repeat themselves (repetition rate at the strong-pull threshold)."""
+    return [r for r in ctx.runs_by_temperature() if r.repetition_rate >= ctx.thresholds.strong_pull_repetition]
+
+
 def strong_pull(ctx: TriageContext) -> Flag | None:
-    runs = ctx.runs_by_temperature()
-    limit = ctx.thresholds.strong_pull_repetition
-    looping = [r for r in runs if r.repetition_rate >= limit]
+    """Samples loop. The advice suggests a mild repetition penalty only when the case has
+    none yet (with one, :func:`repetition_penalty_high` may already say to lower it)."""
+    looping = _looping(ctx)
     if not looping:
         return None
+    limit = ctx.thresholds.strong_pull_repetition
+    penalty = ("add a mild repetition penalty (1.05-1.15)" if ctx.case.sampling.repetition_penalty <= 1.0
+               else "keep the repetition penalty mild (1.05-1.15): a higher one damages fluency")
     return Flag(
         "warn",
         {
@@ -102,7 +114,7 @@ def strong_pull(ctx: TriageContext) -> Flag | None:
         },
         "The outputs repeat themselves: the pull is too strong (near-greedy decoding, a rigid "
         "format, or an over-constrained prompt). Loosen sampling: raise the temperature a "
-        "little, use top_p around 0.9, or add a mild repetition penalty (1.05-1.15).",
+        f"little, use top_p around 0.9, or {penalty}.",
     )
 
 
@@ -176,7 +188,10 @@ def repetition_penalty_high(ctx: TriageContext) -> Flag | None:
 
 
 def context_pull(ctx: TriageContext) -> Flag | None:
-    """Reads the ablation runs (``run --ablation``): how much the context narrows the outputs."""
+    """Reads the ablation runs (``run --ablation``): how much the context narrows the outputs.
+
+    A weak pull is not claimed while the outputs loop (:func:`strong_pull` says the pull is
+    too strong): then the finding is ``info`` and says why."""
     runs = {a.variant: a for a in (ctx.sampling.ablation if ctx.sampling else [])}
     full, bare = runs.get("full_context"), runs.get("no_documents")
     if full is None or bare is None:
@@ -197,6 +212,13 @@ def context_pull(ctx: TriageContext) -> Flag | None:
             "With only the dominant center's documents the answers agree far more than with "
             "the full context: the other centers pull the outputs apart. Remove or reconcile "
             "the competing documents.",
+        )
+    if narrowing < t.ablation_gap and full.semantic_entropy >= bare.semantic_entropy and _looping(ctx):
+        return Flag(
+            "info", evidence,
+            "The documents barely narrow the outputs, but the outputs loop (sampling.strong_pull): "
+            "these entropies compare loops, not the context's pull. Fix the loops first, then "
+            "measure again.",
         )
     if narrowing < t.ablation_gap and full.semantic_entropy >= bare.semantic_entropy:
         return Flag(
@@ -258,7 +280,8 @@ def constraint_timeout(ctx: TriageContext) -> Flag | None:
 def answers_elsewhere(ctx: TriageContext) -> Flag | None:
     """Samples that answer something else than the question: they state only values of
     another kind than the documents' answers, or list the documents instead of answering
-    (``Sample.answer_kind == "other"``, :mod:`diagnose.sampling.sample_answers`)."""
+    (``Sample.answer_kind == "other"``, :mod:`diagnose.sampling.sample_answers`). The advice
+    quotes the case's question and the answers its centers give."""
     runs = [r for r in ctx.runs_by_temperature() if r.answer_kinds.get("other")]
     if not runs:
         return None
@@ -268,6 +291,20 @@ def answers_elsewhere(ctx: TriageContext) -> Flag | None:
         {"other": {str(r.temperature): r.answer_kinds["other"] for r in runs},
          "n": {str(r.temperature): r.n for r in runs}, "examples": examples},
         "Some samples answer something else than the question: another kind of value than the "
-        "documents' answers, or a list of the documents. They count as their own meanings. Ask for "
-        "the answer itself (e.g. 'Answer with the number of weeks only').",
+        "documents' answers, or a list of the documents. They count as their own meanings. "
+        + _ask_for_the_answer(ctx),
     )
+
+
+def _ask_for_the_answer(ctx: TriageContext) -> str:
+    """How to ask this case's question for the answer itself, in the form its centers answer it."""
+    question = " ".join(ctx.case.question.split())
+    shown = question if len(question) <= 120 else question[:119] + "…"
+    labels = [c.label for c in sorted(ctx.inputs.gravity_centers, key=lambda c: -c.mass)
+              if c.label and len(c.label) <= 40][:3]
+    if not labels:
+        return f'Ask for the answer itself: follow "{shown}" with "Answer with the answer only, no list of the documents."'
+    forms = " or ".join(f'"{label}"' for label in labels)
+    thing = "value" if any(ch.isdigit() for label in labels for ch in label) else "name"
+    return (f'Ask for the answer itself, in the form the documents give it ({forms}): follow "{shown}" with '
+            f'"Answer with the {thing} only, like {labels[0]}."')

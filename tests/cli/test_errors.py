@@ -119,3 +119,10 @@ def test_an_unknown_reader_option_exits_2_listing_the_choices(tmp_path: Path, ca
     assert invoke([command, str(case if command != "nightly" else tmp_path), "--reader", "ftp://reader"]) == 2
     err = capsys.readouterr().err
     assert "--reader" in err and "static, reference, sampled" in err
+
+
+def test_inputs_help_says_who_reads_as_run_does(capsys):
+    """`inputs --help` used to call the read tier "the default in `run`"; both now default to the reader."""
+    assert invoke(["inputs", "--help"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "reference when installed, else static" in shown and "the default in `run`)" not in shown

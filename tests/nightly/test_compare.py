@@ -211,6 +211,15 @@ def test_a_changed_torch_version_warns_and_is_the_likely_cause() -> None:
     assert comparison.status == "fail"
 
 
+def test_a_thread_count_change_alone_passes_the_gate() -> None:
+    fewer = copy.deepcopy(ENVIRONMENT) | {"threads": 1}
+    comparison = compare_reports(make_report(None, environment=ENVIRONMENT | {"threads": 2}),
+                                 make_report(None, environment=fewer))
+    env = next(c for c in comparison.changes if c.kind == "environment")
+    assert env.severity == "info" and "floating-point sums" in env.message
+    assert comparison.status == "pass"
+
+
 def test_environment_diff_covers_fingerprint_keys_and_libraries() -> None:
     now = copy.deepcopy(ENVIRONMENT) | {"dtype": "bfloat16", "quantization": "q4_k_m", "python": "3.13"}
     now["libraries"] = {"torch": "2.12.0", "transformers": "5.24.0", "faiss-cpu": "1.9.0"}

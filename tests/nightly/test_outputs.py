@@ -172,3 +172,24 @@ def test_markdown_verdict_names_the_finding_that_set_it() -> None:
     result.run.inline_reports["wobbly"].basis = VerdictBasis(deciding="length.truncated", controlled=True)
     wobbly = next(r for r in render_markdown(result).splitlines() if r.startswith("| wobbly"))
     assert "ok → warn (set by length.truncated)" in wobbly
+
+
+def test_markdown_says_the_same_gate_as_the_service() -> None:
+    """A case that warns below fail_on: the service's run says gate warn, and so do the Markdown
+    headline and the gate line (they used to say "gate passed")."""
+    result = make_result("fail")
+    result.comparisons = result.comparisons[:2]  # steady + wobbly (warn)
+    assert result.gate() == "warn" and result.exit_status() == 0
+    md = render_markdown(result)
+    assert md.startswith("## diagnose nightly: ⚠️ gate warn") and "gate passed" not in md
+    assert "gate warn (fail on: fail): 1 case(s) changed or warn, none reaches fail" in md
+
+
+def test_markdown_leaves_out_a_missing_baseline_value() -> None:
+    """A new case has no baseline value: its evidence shows none, not `"baseline": null`."""
+    result = make_result("warn")
+    new = Change(kind="verdict", severity="warn", temperature=None, baseline=None, current="warn",  # type: ignore[arg-type]
+                 evidence={"rule": "length.truncated"}, message="the case's own verdict is warn")
+    result.comparisons = [CaseComparison("fresh-case", [new])]
+    md = render_markdown(result)
+    assert "null" not in md and '"current": "warn"' in md

@@ -56,3 +56,31 @@ def test_answer_clusters_join_equal_answers_whatever_their_wording():
     emb /= np.linalg.norm(emb, axis=1, keepdims=True)
     clusters = answer_clusters(texts, emb, read_answers(texts, frame), threshold=0.9)
     assert clusters == [0, 0, 1, 2, 2]
+
+
+def test_a_rate_over_the_asked_period_answers_with_its_amount():
+    """Samples that give the right daily dose as a rate ("4 g/day") answer the question, not something else."""
+    frame = answer_frame({"c1": ["4 g"], "c2": ["2 g"]}, ["m1", "m2"])
+    question = "What is the maximum daily dose of the Veltrin syrup?"
+    per_day, in_mg, amount, weekly = read_answers(["4 g/day", "Up to 4000 mg per day.", "2 g", "4 g per week"],
+                                                  frame, question)
+    assert [a.kind for a in (per_day, in_mg, amount, weekly)] == ["answer", "answer", "answer", "other"]
+    assert per_day.text == "4 g" and same_answer(per_day, in_mg) and not same_answer(per_day, amount)
+    assert same_answer(per_day, read_answers(["4 g"], frame, question)[0])
+
+
+def test_an_amount_answers_a_rate_over_the_asked_period():
+    frame = answer_frame({"c1": ["3 mg/day"]}, ["m1"])
+    [amount] = read_answers(["Take 3 mg."], frame, "How much Veltrin may a child take per day?")
+    [unasked] = read_answers(["Take 3 mg."], frame, "How much Veltrin may a child take?")
+    assert amount.kind == "answer" and same_answer(amount, read_answers(["3 mg/day"], frame)[0])
+    assert unasked.kind == "other"
+
+
+def test_a_value_written_in_the_documents_class_beats_a_number_read_into_it():
+    """A numbered list's "1." is not the answer when the sample also writes "612 m"."""
+    frame = answer_frame({"c1": ["612 m"], "c2": ["587 m"]}, ["p1", "p2"])
+    [listed] = read_answers(["1. The Velmar pass lies at 587 m.\n2. It is closed in winter."], frame,
+                            "How high is the Velmar pass?")
+    assert listed.kind == "answer" and listed.text == "587 m"
+    assert same_answer(listed, read_answers(["587 m"], frame)[0])

@@ -48,6 +48,17 @@ def test_context_that_does_not_narrow_warns_weak_pull():
     assert flag.severity == "warn" and "barely narrow" in flag.advice
 
 
+def test_a_weak_context_pull_is_not_claimed_while_the_outputs_loop():
+    from diagnose.triage.sampling_rules import strong_pull
+    from tests.factories import make_run
+
+    context = _context(_ablation(full=1.2, bare=1.2, dominant=None, full_mean=1.0, bare_mean=1.0 + GAP / 2))
+    context.sampling.runs = [make_run(0.7, repetition_rate=0.6)]
+    flag = context_pull(context)
+    assert strong_pull(context) is not None
+    assert flag.severity == "info" and "loop" in flag.advice and "weak" not in flag.advice.split(":")[0]
+
+
 def test_context_that_narrows_is_informational():
     flag = context_pull(_context(_ablation(full=0.2, bare=1.4, dominant=0.1, full_mean=0.3, bare_mean=1.5)))
     assert flag.severity == "info"
@@ -68,3 +79,12 @@ def test_same_fingerprint_or_no_baseline_is_silent():
     env = {"model_hash": "a", "dtype": "float32", "libraries": {"torch": "2.13.0"}}
     assert fingerprint_changed(_context(environment=env, baseline=dict(env))) is None
     assert fingerprint_changed(_context(environment=env, baseline=None)) is None
+
+
+def test_a_thread_count_change_alone_is_information_that_names_float_sums():
+    env = {"model_hash": "a", "dtype": "float32", "threads": 1, "libraries": {"torch": "2.13.0"}}
+    flag = fingerprint_changed(_context(environment=env, baseline=env | {"threads": 4}))
+    assert flag.severity == "info" and flag.evidence["changes"] == {"threads": {"baseline": 4, "now": 1}}
+    assert "floating-point sums" in flag.advice
+    both = fingerprint_changed(_context(environment=env, baseline=env | {"threads": 4, "dtype": "bfloat16"}))
+    assert both.severity == "warn"

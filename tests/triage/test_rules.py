@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+import msgspec
 import pytest
 
 from diagnose.report import Conflict, ConflictPair, GravityCenter, TemperatureRun
@@ -319,6 +321,30 @@ def test_strong_pull_silent_just_below() -> None:
     assert sampling_rules.strong_pull(make_ctx(runs=[make_run(0.2, repetition_rate=0.249)])) is None
 
 
+def test_weak_and_strong_pull_never_fire_together() -> None:
+    """A stand-in that loops in another language also differs from seed to seed: the loops speak,
+    not a weak pull with the opposite advice."""
+    from diagnose.triage import triage
+
+    looping_and_apart = make_run(0.3, repetition_rate=0.6, semantic_entropy=math.log(8),
+                                 first_token_divergence=1.0)
+    rules = {f.rule for f in triage(make_ctx(runs=[looping_and_apart]))}
+    assert "sampling.strong_pull" in rules and "sampling.weak_pull" not in rules
+    apart = make_run(0.3, semantic_entropy=math.log(8), first_token_divergence=1.0)
+    assert {f.rule for f in triage(make_ctx(runs=[apart]))} >= {"sampling.weak_pull"}
+
+
+def test_strong_pull_does_not_ask_for_a_penalty_the_case_already_has_too_much_of() -> None:
+    from diagnose.triage import triage
+
+    case = make_case(repetition_penalty=1.5)
+    findings = {f.rule: f for f in triage(make_ctx(case=case, runs=[make_run(0.7, repetition_rate=0.5)]))}
+    assert "sampling.repetition_penalty_high" in findings
+    assert "add a mild repetition penalty" not in findings["sampling.strong_pull"].advice
+    quiet = sampling_rules.strong_pull(make_ctx(runs=[make_run(0.7, repetition_rate=0.5)]))
+    assert "add a mild repetition penalty (1.05-1.15)" in quiet.advice
+
+
 def test_determinism_trap() -> None:
     case = make_case(temperatures=[0.0, 0.2, 0.3, 0.9], max_new_tokens=T.long_output_tokens)
     flag = sampling_rules.determinism_trap(make_ctx(case=case))
@@ -495,3 +521,29 @@ def test_the_report_field_and_the_finding_decide_lost_in_the_middle_alike(positi
     inputs = make_inputs(strongest_center_position=position, prompt_tokens=tokens)
     fired = input_rules.lost_in_the_middle(make_ctx(inputs=inputs)) is not None
     assert lost_in_the_middle_at(position, tokens, T) == fired
+
+
+# --- sampling.answers_elsewhere ----------------------------------------------------------------
+
+
+def _elsewhere_ctx(question: str, *labels: str):
+    from diagnose.report import Sample
+
+    centers = [GravityCenter(id=f"c{i}", documents=[f"d{i}"], mass=m, label=label)
+               for i, (label, m) in enumerate(zip(labels, (0.6, 0.4)))]
+    sample = Sample(seed=0, text="The line opened in 1998.", finish_reason="stop", answer_kind="other")
+    run = make_run(0.7, answer_kinds={"answer": 7, "other": 1, "none": 0}, samples=[sample])
+    case = msgspec.structs.replace(make_case(), question=question)
+    return make_ctx(case=case, inputs=make_inputs(gravity_centers=centers), runs=[run])
+
+
+def test_answers_elsewhere_advice_is_built_from_the_question_and_the_centers():
+    flag = sampling_rules.answers_elsewhere(_elsewhere_ctx("How long is the Orvella tram line?", "12 km", "14 km"))
+    assert flag is not None and "weeks" not in flag.advice
+    assert '"How long is the Orvella tram line?"' in flag.advice
+    assert '("12 km" or "14 km")' in flag.advice and "Answer with the value only, like 12 km." in flag.advice
+
+
+def test_answers_elsewhere_advice_without_centers_names_no_form():
+    flag = sampling_rules.answers_elsewhere(_elsewhere_ctx("Wer entwarf die Orvella-Brücke?"))
+    assert "weeks" not in flag.advice and "Wer entwarf die Orvella-Brücke?" in flag.advice
