@@ -64,6 +64,13 @@ def pending_load(session: Session, owner: int | None | object = _ALL) -> tuple[i
     return int(count), int(cost)
 
 
+def active_keys(session: Session) -> int:
+    """How many owners (keys, and the keyless as one) have diagnoses queued or running; at least 1."""
+    owners = session.scalar(select(func.count(func.distinct(func.coalesce(Diagnosis.api_key_id, -1))))
+                            .where(Diagnosis.status.in_(PENDING)))
+    return max(1, int(owners or 0))
+
+
 RATE_SAMPLE = 20
 """Finished sampling diagnoses the measured rate is taken over (the newest)."""
 
@@ -177,6 +184,20 @@ def cancel(session: Session, diagnosis: Diagnosis) -> bool:
             .values(cancel_requested=True).execution_options(synchronize_session=False)).rowcount
     session.refresh(diagnosis)
     return cancelled == 1
+
+
+def cancel_owned(session: Session, api_key_id: int) -> int:
+    """Cancel every pending diagnosis of a key (it was revoked): queued ones end ``cancelled``
+    now, running ones are flagged and their workers stop at the next progress report.
+    Returns how many. Run it in an immediate session."""
+    queued = session.execute(
+        update(Diagnosis).where(Diagnosis.api_key_id == api_key_id, Diagnosis.status == "queued")
+        .values(status="cancelled", progress=None, finished_at=utcnow())
+        .execution_options(synchronize_session=False)).rowcount
+    running = session.execute(
+        update(Diagnosis).where(Diagnosis.api_key_id == api_key_id, Diagnosis.status == "running")
+        .values(cancel_requested=True).execution_options(synchronize_session=False)).rowcount
+    return queued + running
 
 
 def finish_running(session: Session, diagnosis_id: str) -> Diagnosis | None:

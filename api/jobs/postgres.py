@@ -152,6 +152,14 @@ class PostgresQueue:
         )
         return int(rows[0]["n"])
 
+    def last_heartbeat_age_s(self) -> float | None:
+        """Seconds since any worker last sent a heartbeat; None when no worker ever did."""
+        self._open()
+        rows = self.app.connector.get_sync_connector().execute_query_all(
+            "SELECT extract(epoch FROM now() - max(last_heartbeat))::float AS age FROM procrastinate_workers")
+        age = rows[0]["age"]
+        return None if age is None else round(float(age), 1)
+
     async def requeue_stalled(self, own: str | None = None) -> int:
         """Put the jobs whose worker was silent for ``stalled_after_s`` back on the queue; returns
         how many. Their next delivery counts an attempt: past ``max_attempts`` it fails the
