@@ -102,7 +102,8 @@ def build_runner(settings: ServiceSettings, db: Database, registry: Registry | N
         return Diagnoser.from_settings(settings.engine, registry=registry() if registry is not None else None)
 
     return DiagnosisRunner(db, diagnoser, on_finished=RunFinalizer(db),
-                           max_attempts=settings.queue.max_attempts, time_limit_s=settings.queue.job_timeout_s)
+                           max_attempts=settings.queue.max_attempts, time_limit_s=settings.queue.job_timeout_s,
+                           lease_s=settings.queue.stalled_after_s, renew_every_s=settings.queue.heartbeat_s)
 
 
 def _pending_ids(db: Database) -> list[str]:

@@ -44,6 +44,7 @@ class EmbeddedQueue:
     def start(self) -> None:
         if self._runner is None or self._thread is not None:
             return
+        self._runner.forget_leases()  # this process is the only worker: its predecessor's leases are void
         self._requeue_orphans()
         self._thread = threading.Thread(target=self._work, name="diagnosis-worker", daemon=True)
         self._thread.start()
