@@ -90,7 +90,8 @@ def build_queue(settings: ServiceSettings, db: Database, with_worker: bool, regi
     from api.jobs.embedded import EmbeddedQueue
 
     runner = build_runner(settings, db, registry) if with_worker else None
-    return EmbeddedQueue(_queue_dir(settings.database_url), runner, pending=lambda: _pending_ids(db))
+    return EmbeddedQueue(_queue_dir(settings.database_url), runner, pending=lambda: _pending_ids(db),
+                         release_leases=runner.forget_leases if runner is not None else None)
 
 
 def build_runner(settings: ServiceSettings, db: Database, registry: Registry | None = None) -> DiagnosisRunner:

@@ -176,22 +176,23 @@ class DiagnosisRunner:
             return delivered
         diagnosis_id, mode, case_data, seed_offset = claimed
         log.info("diagnosis %s started (%s)", diagnosis_id, mode)
-        self.running = diagnosis_id
+        self.running, self.token = diagnosis_id, token
         try:
             with LeaseKeeper(self.db, diagnosis_id, token, self.lease_s, self.renew_every_s, self.keepalive,
                              errors=DATABASE_ERRORS) as lease:
-                self._run_claimed(diagnosis_id, token, lease, mode, case_data, seed_offset)
+                self._run_claimed(diagnosis_id, lease, mode, case_data, seed_offset)
         except LeaseLost as exc:
             log.warning("%s; its result is not recorded here", exc)
         finally:
-            self.running = None
+            self.running = self.token = None
         return diagnosis_id
 
-    def _run_claimed(self, diagnosis_id: str, token: str, lease: LeaseKeeper, mode: str, case_data: dict,
+    def _run_claimed(self, diagnosis_id: str, lease: LeaseKeeper, mode: str, case_data: dict,
                      seed_offset: int) -> None:
-        self.token = token
         try:
             report = self._diagnose(diagnosis_id, mode, case_data, seed_offset, lease)
+        except LeaseLost:
+            raise  # another worker holds it: nothing of this attempt is written
         except Cancelled:
             self._finish(diagnosis_id, "cancelled")
         except TimedOut:

@@ -71,9 +71,6 @@ class _DeliveryLog:
 
         self.hold, self.seen, self.stopping = hold, [], threading.Event()
 
-    def forget_leases(self) -> None:
-        """What the real runner does at the embedded queue's start; nothing to forget here."""
-
     def execute(self, diagnosis_id: str) -> None:
         from api.jobs.runner import Interrupted
 

@@ -180,3 +180,29 @@ def test_an_expired_lease_passes_to_the_next_claim_and_fences_the_old_holder(sql
         assert not renew(session, diagnosis_id, "old", 30)  # the old holder learns it lost the lease
         assert finish_running(session, diagnosis_id, token="old") is None
         assert renew(session, diagnosis_id, "new", 30)
+
+
+def test_the_embedded_worker_after_a_kill_runs_what_its_predecessor_held(sqlite_url, tmp_path):
+    """The embedded service is the file's only worker: a lease its killed predecessor left is void."""
+    from api.app import _pending_ids
+    from api.db.migrate import upgrade
+    from api.jobs.embedded import EmbeddedQueue
+    from api.services.diagnoses import DiagnosisService
+    from tests.api.conftest import FakeInline, service_settings
+
+    upgrade(sqlite_url)
+    db = Database(sqlite_url)
+    service = DiagnosisService(db, EmbeddedQueue(tmp_path / "queue", None), service_settings(sqlite_url), FakeInline())
+    diagnosis_id = service.submit(small_case("held")).id
+    with db.session(immediate=True) as session:  # the killed process's claim, its lease far from over
+        assert claim(session, diagnosis_id, 3, token="killed", lease_s=600) is not None
+    runner = DiagnosisRunner(db, FakeDiagnoser)
+    queue = EmbeddedQueue(tmp_path / "queue", runner, pending=lambda: _pending_ids(db),
+                          release_leases=runner.forget_leases)
+    queue.start()
+    try:
+        _wait(lambda: service.get(diagnosis_id).status == "done", 20, "the restarted worker to run it")
+    finally:
+        queue.stop()
+    assert service.get(diagnosis_id).attempts == 2
+    db.dispose()
