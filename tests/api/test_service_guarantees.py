@@ -201,3 +201,20 @@ def test_sqlite_reads_answer_at_once_while_a_writer_holds_the_lock_and_posts_wai
     assert read.status_code == 200 and read_s < 1.5, (read.status_code, read_s)
     assert {a.status_code for a in answers} <= {202, 503}
     assert all(a.headers.get("retry-after") for a in answers if a.status_code == 503)
+
+
+def test_a_read_the_database_does_not_answer_in_time_is_a_503_with_retry_after(sqlite_url, monkeypatch):
+    from api.settings import DatabaseTimeouts
+
+    settings = replace(service_settings(sqlite_url), database=DatabaseTimeouts(db_request_deadline_s=0.5))
+    app = create_app(settings, queue=ListQueue(), inline=FakeInline())
+    release = threading.Event()
+    with TestClient(app) as client:
+        monkeypatch.setattr(app.state.service, "get", lambda *args: release.wait(30))
+        started = time.monotonic()
+        response = client.get("/v1/diagnoses/anything")
+        elapsed = time.monotonic() - started
+        release.set()
+    body = _problem(response, 503)
+    assert response.headers["retry-after"] == "5" and "RAG_DIAGNOSE_DB_REQUEST_DEADLINE_S" in body["detail"]
+    assert elapsed < 1.5, elapsed
