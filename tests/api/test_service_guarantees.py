@@ -68,7 +68,7 @@ def test_healthz_answers_503_within_its_deadline_when_the_database_freezes(sqlit
         elapsed = time.monotonic() - started
         release.set()
     assert _problem(response, 503)["title"] == "unavailable" and response.headers["retry-after"] == "5"
-    assert HEALTH_DEADLINE_S <= elapsed < HEALTH_DEADLINE_S + 1.0, elapsed
+    assert HEALTH_DEADLINE_S <= elapsed < HEALTH_DEADLINE_S + 2.0, elapsed  # slack for a loaded CI machine
 
 
 # 5.2 the login form refuses Origin: null; the pages keep their origin -----------------------
