@@ -30,7 +30,7 @@ from prometheus_client import REGISTRY, Gauge
 from sqlalchemy.orm import Session
 
 from api.controllers.diagnoses import DiagnosesController
-from api.controllers.health import healthz
+from api.controllers.health import LastFacts, healthz
 from api.controllers.library import LibraryController
 from api.controllers.session import SessionController
 from api.controllers.nightly import NightlyRunsController
@@ -39,7 +39,7 @@ from api.db.session import Database
 from api.db.store import pending_ids
 from api.jobs.runner import DiagnosisRunner
 from api.pages import PagesController, page_dependencies
-from api.guards import json_bodies_only, reject_nul_bytes
+from api.guards import json_bodies_only, reject_nul_bytes, reject_repeated_parameters
 from api.problems import EXCEPTION_HANDLERS, problem_details_plugin
 from api.openapi import render_plugins, schema_router
 from api.security import SESSION_COOKIE, security_headers
@@ -90,7 +90,8 @@ def build_queue(settings: ServiceSettings, db: Database, with_worker: bool, regi
     from api.jobs.embedded import EmbeddedQueue
 
     runner = build_runner(settings, db, registry) if with_worker else None
-    return EmbeddedQueue(_queue_dir(settings.database_url), runner, pending=lambda: _pending_ids(db))
+    return EmbeddedQueue(_queue_dir(settings.database_url), runner, pending=lambda: _pending_ids(db),
+                         release_leases=runner.forget_leases if runner is not None else None)
 
 
 def build_runner(settings: ServiceSettings, db: Database, registry: Registry | None = None) -> DiagnosisRunner:
@@ -102,7 +103,8 @@ def build_runner(settings: ServiceSettings, db: Database, registry: Registry | N
         return Diagnoser.from_settings(settings.engine, registry=registry() if registry is not None else None)
 
     return DiagnosisRunner(db, diagnoser, on_finished=RunFinalizer(db),
-                           max_attempts=settings.queue.max_attempts, time_limit_s=settings.queue.job_timeout_s)
+                           max_attempts=settings.queue.max_attempts, time_limit_s=settings.queue.job_timeout_s,
+                           lease_s=settings.queue.stalled_after_s, renew_every_s=settings.queue.heartbeat_s)
 
 
 def _pending_ids(db: Database) -> list[str]:
@@ -189,7 +191,7 @@ def create_app(
     guarded = Router(
         path="/",
         route_handlers=[DiagnosesController, LibraryController, NightlyRunsController, PagesController],
-        guards=[authorize, reject_nul_bytes, json_bodies_only],
+        guards=[authorize, reject_nul_bytes, reject_repeated_parameters, json_bodies_only],
     )
     app = Litestar(
         route_handlers=[guarded, Router(path="/", route_handlers=[MetricsController], guards=[authorize]),
@@ -204,6 +206,7 @@ def create_app(
         lifespan=[lifespan],
     )
     app.state.service = service
+    app.state.health_facts = LastFacts()
     app.state.key_ring = keys
     app.state.limiter = limiter
     app.state.session_ttl_s = settings.auth.session_ttl_s
@@ -213,13 +216,13 @@ def create_app(
 def server_options(settings: ServiceSettings) -> dict[str, Any]:
     """``uvicorn.run`` options from the settings: proxy headers only from the configured proxies
     (uvicorn on its own believes any ``X-Forwarded-For`` from 127.0.0.1), and a time limit on
-    each request's head (:mod:`api.server`)."""
+    each request's head and body (:mod:`api.server`)."""
     from api.server import header_timeout_protocol
 
     proxies = settings.auth.forwarded_allow_ips.strip()
     options: dict[str, Any] = {"proxy_headers": bool(proxies), "forwarded_allow_ips": proxies or None}
     if settings.auth.header_timeout_s > 0:
-        options["http"] = header_timeout_protocol(settings.auth.header_timeout_s)
+        options["http"] = header_timeout_protocol(settings.auth.header_timeout_s, settings.auth.body_timeout_s)
     return options
 
 

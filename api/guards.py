@@ -30,6 +30,24 @@ def reject_nul_bytes(connection: ASGIConnection, _: BaseRouteHandler) -> None:
                 extra=[{"key": name, "message": f"{name}: must not contain a NUL character (%00)"}])
 
 
+def reject_repeated_parameters(connection: ASGIConnection, handler: BaseRouteHandler) -> None:
+    """A query parameter that takes one value, given twice (``?mode=inputs&mode=run``), is a
+    400 naming it: which one counts would otherwise be the framework's silent choice."""
+    counts: dict[str, int] = {}
+    for name, _ in connection.query_params.multi_items():
+        counts[name] = counts.get(name, 0) + 1
+    repeated = {name for name, n in counts.items() if n > 1}
+    if not repeated:
+        return
+    for name, field in handler.parsed_fn_signature.parameters.items():
+        kwarg = field.kwarg_definition
+        query = getattr(kwarg, "query", None) or name
+        takes_many = any(f.is_non_string_collection for f in (field, *field.inner_types))  # list | None too
+        if query in repeated and not takes_many:
+            message = f"{query}: given {counts[query]} times; it takes one value"
+            raise ValidationException(message, extra=[{"key": query, "message": message}])
+
+
 #: ``application/json`` and the structured-syntax suffix ``application/*+json`` (RFC 6839).
 _JSON_MEDIA_TYPE = re.compile(r"application/(?:[\w.!#$&^-]+\+)?json", re.I)
 

@@ -192,7 +192,7 @@ class LocalSwaggerPlugin(OpenAPIRenderPlugin):
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 {self.favicon}
 <title>{title} · API</title>
 <link rel="stylesheet" href="{_ASSETS}/swagger-ui.css">

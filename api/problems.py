@@ -53,6 +53,8 @@ _TITLES = {400: "bad request", 404: "not found", 405: "method not allowed", 413:
 
 def from_http_exception(exc: HTTPException) -> ProblemDetailsException:
     field, detail = _field_and_detail(exc)
+    if exc.status_code == 413 and field is None:  # Litestar's own: over request_max_body_size
+        field, detail = "body", f"body: {detail} (RAG_DIAGNOSE_MAX_BODY_BYTES)"
     return problem(exc.status_code, _TITLES.get(exc.status_code, "error"), detail, field, exc.headers)
 
 
@@ -63,7 +65,7 @@ def from_validation_exception(exc: ValidationException) -> ProblemDetailsExcepti
 
 
 def from_service_error(exc: ServiceError) -> ProblemDetailsException:
-    return problem(exc.status, exc.title, exc.detail, exc.field, exc.headers)
+    return problem(exc.status, exc.title, exc.detail, exc.field, exc.headers, **exc.facts)
 
 
 def from_engine_error(exc: DiagnoseError) -> ProblemDetailsException:
@@ -107,10 +109,14 @@ def _wants_page(request: Request) -> bool:
             and "text/html" in request.headers.get("accept", ""))
 
 
+DATABASE_RETRY_AFTER = {"Retry-After": "5"}
+"""What ``Retry-After`` says when the database is unreachable or busy (``/healthz`` too)."""
+
+
 def database_unavailable(request: Request, exc: Exception) -> Response:
     log.warning("database unavailable on %s %s: %s", request.method, request.url.path, type(exc).__name__)
-    return problem(503, "unavailable", "the database is unreachable; try again shortly",
-                   headers={"Retry-After": "5"}).to_response(request)
+    return problem(503, "unavailable", "the database is unreachable or busy; try again shortly",
+                   headers=DATABASE_RETRY_AFTER).to_response(request)
 
 
 def internal_error(request: Request, exc: Exception) -> Response:

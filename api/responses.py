@@ -131,5 +131,7 @@ class Health(_Body):
     capacity: int
     pending: int
     workers: int
+    last_heartbeat_age_s: Annotated[float | None | UnsetType, Meta(
+        description='PostgreSQL: seconds since the last worker heartbeat (null: none ever).')] = UNSET
     worker: Annotated[Literal["disabled"] | UnsetType,
         Meta(description='`disabled` when this SQLite service runs no worker by choice (`serve --no-worker`).')] = UNSET

@@ -8,7 +8,8 @@ The site pages set their own strict policy (no scripts at all, see
 under ``/schema`` gets :data:`api.openapi.DOCS_POLICY` from its router.
 :func:`security_headers` is the net under both: any ``text/html`` answer that
 still has no policy (Litestar's own pages, such as the 404 under ``/schema``)
-gets the strict one, and every HTML answer gets ``X-Content-Type-Options: nosniff``.
+gets the strict one, and every HTML answer gets ``X-Content-Type-Options: nosniff`` and
+``Referrer-Policy: same-origin`` (:data:`REFERRER_POLICY`).
 """
 
 from __future__ import annotations
@@ -26,15 +27,21 @@ def content_security_policy(form_action: str = "'none'") -> str:
             f"form-action {form_action}; frame-ancestors 'none'")
 
 
+REFERRER_POLICY = "same-origin"
+"""Keeps the origin on the pages' own form posts (``no-referrer`` made browsers send
+``Origin: null``, which the sign-in must refuse) and sends nothing to other sites."""
+
 HTML_HEADERS = {
     "Content-Security-Policy": content_security_policy(),
     "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": REFERRER_POLICY,
 }
 
 
 _CSP = b"content-security-policy"
 _NOSNIFF = b"x-content-type-options"
 _CACHE = b"cache-control"
+_REFERRER = b"referrer-policy"
 
 
 def security_headers(app: ASGIApp) -> ASGIApp:
@@ -62,6 +69,8 @@ def security_headers(app: ASGIApp) -> ASGIApp:
                         headers.append((_CSP, strict))
                     if _NOSNIFF not in names:
                         headers.append((_NOSNIFF, b"nosniff"))
+                    if _REFERRER not in names:
+                        headers.append((_REFERRER, REFERRER_POLICY.encode()))
                     message = {**message, "headers": headers}  # type: ignore[assignment]
             await send(message)
 

@@ -78,11 +78,14 @@ class QueueSettings:
     """The fraction of ``capacity`` and of ``cost_capacity`` one API key's queued and running
     work may hold; past it that key gets 429 with ``Retry-After``, so the rest stays free for
     other keys. 1.0: no per-key share. Work of a keyless service and scheduled runs has none."""
-    tokens_per_s: float = 0.0
-    """The decode rate assumed until one is measured from finished diagnoses; with
-    ``job_timeout_s`` it refuses (413) a diagnosis that could not finish in time. 0: none assumed."""
+    tokens_per_s: float = 8.0
+    """The decode rate (tokens per second, all rows of a batch together) assumed until one is
+    measured from finished diagnoses: deliberately slow, so that a fresh service refuses (413)
+    up front a diagnosis that could not finish within ``job_timeout_s`` rather than admit it
+    to fail at the limit. Must be above 0."""
     retry_after_s: int = 30
-    """What ``Retry-After`` says when the queue is full."""
+    """What ``Retry-After`` says when no worker is alive; a full queue's is computed from the
+    work ahead and the rate (:meth:`api.services.admission.Admission.retry_after_for`)."""
     inline_inputs_max_documents: int = 50
     """``mode=inputs`` diagnoses of up to this many documents are answered inline."""
     inline_concurrency: int = 2
@@ -127,6 +130,10 @@ class AuthSettings:
     header_timeout_s: float = 10.0
     """A connection whose request line and headers are not all in within this is closed
     (slowloris); 0: no limit."""
+    body_timeout_s: float = 30.0
+    """A request body (authenticated or not) not all in within this after its headers closes the
+    connection: a body trickled a byte at a time must not hold it open. 0: no limit (applies
+    only with ``header_timeout_s`` above 0)."""
     forwarded_allow_ips: str = ""
     """Comma-separated addresses of the reverse proxies whose ``X-Forwarded-For`` and
     ``X-Forwarded-Proto`` are believed (``*``: any). Empty, the default: none, so a client
@@ -153,8 +160,13 @@ class DatabaseTimeouts:
     """A PostgreSQL connection whose sent data stays unacknowledged (a server or network gone)
     this long is dropped (TCP keepalives and ``tcp_user_timeout``), so that the first request
     after an outage does not wait for the operating system's default of minutes."""
-    db_busy_timeout_s: float = 30.0
-    """SQLite: waiting for another writer's lock (the embedded worker's, another request's)."""
+    db_busy_timeout_s: float = 2.0
+    """SQLite: waiting for another writer's lock (the embedded worker's, another request's);
+    past it the request gets 503 with ``Retry-After`` (the worker's writes retry). Reads do
+    not take the lock (WAL)."""
+    db_request_deadline_s: float = 5.0
+    """A read request (``GET`` of diagnoses, runs, the library) not answered within this gets
+    503 with ``Retry-After`` instead of waiting on; 0: no deadline."""
 
 
 @dataclass(frozen=True)

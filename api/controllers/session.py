@@ -6,8 +6,9 @@ keeps its token, never the key, in an HttpOnly, SameSite=Strict cookie. The guar
 accepts that cookie for reading requests only (GET/HEAD): starting work still needs
 the header. A wrong key in the form counts against the address's failed-authentication
 limit (:class:`api.services.auth.FailedAuthLimiter`), as a wrong key on the API does.
-A sign-in posted from another site (``Origin`` or ``Sec-Fetch-Site`` says so) is
-refused with 403: another page must not sign a browser in to its own key (login CSRF).
+A sign-in posted from another site (``Origin`` or ``Sec-Fetch-Site`` says so, or ``Origin``
+is ``null``) is refused with 403: another page must not sign a browser in to its own key
+(login CSRF). Sign-in attempts are limited to :data:`LOGIN_RATE_LIMIT` per client address.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from api.services.auth import Caller
 from api.services.errors import Forbidden, ServiceError
 
 LOGIN_RATE_LIMIT = "10/minute"
+"""Sign-in attempts (right or wrong) per client address; past it 429 with ``Retry-After``."""
 _renderer = Renderer()
 _CSP_WITH_FORM = content_security_policy("'self'")
 
@@ -84,14 +86,17 @@ class SessionController(Controller):
 
 
 def cross_site(request: Request) -> bool:
-    """Whether the browser says the form was posted from another site: by ``Sec-Fetch-Site``
-    (every current browser sends it), else by an ``Origin`` naming another host. ``Origin:
-    null`` decides nothing: the pages' ``no-referrer`` policy makes browsers send it for their
-    own form. Clients that send neither (curl, scripts) are not browsers."""
+    """Whether the form may have been posted from another site: ``Sec-Fetch-Site`` (every
+    current browser sends it) says so, or ``Origin`` names another host, or is ``null``. The
+    pages' ``Referrer-Policy: same-origin`` keeps the origin on their own form posts, so a
+    ``null`` origin comes from elsewhere (a sandboxed frame, a ``data:`` page, a redirect):
+    refused. Clients that send neither (curl, scripts) are not browsers."""
     fetch_site = request.headers.get("sec-fetch-site")
-    if fetch_site is not None:
-        return fetch_site not in ("same-origin", "none")
+    if fetch_site is not None and fetch_site not in ("same-origin", "none"):
+        return True
     origin = request.headers.get("origin")
-    if origin is None or origin == "null":
+    if origin is None:
         return False
+    if origin == "null":
+        return True
     return urlsplit(origin).netloc.lower() != request.headers.get("host", "").lower()

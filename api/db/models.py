@@ -116,6 +116,10 @@ class Diagnosis(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
     started_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    lease_owner: Mapped[str | None] = mapped_column(String(32))
+    """While running: the token of the worker attempt that holds it (:mod:`api.db.leases`)."""
+    lease_expires_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    """Until when that worker holds it; renewed while it runs. Past it another worker may claim it."""
 
     findings: Mapped[list["FindingRow"]] = relationship(
         back_populates="diagnosis", cascade="all, delete-orphan", order_by="FindingRow.position"

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, defer
 
+from api.db.leases import LeaseHeld, claimable, fair_order, lease_is_live, new_token
 from api.db.models import PENDING, Diagnosis, FindingRow, Fingerprint, utcnow
 
 
@@ -62,6 +63,13 @@ def pending_load(session: Session, owner: int | None | object = _ALL) -> tuple[i
         query = query.where(Diagnosis.api_key_id.is_(None) if owner is None else Diagnosis.api_key_id == owner)
     count, cost = session.execute(query).one()
     return int(count), int(cost)
+
+
+def active_keys(session: Session) -> int:
+    """How many owners (keys, and the keyless as one) have diagnoses queued or running; at least 1."""
+    owners = session.scalar(select(func.count(func.distinct(func.coalesce(Diagnosis.api_key_id, -1))))
+                            .where(Diagnosis.status.in_(PENDING)))
+    return max(1, int(owners or 0))
 
 
 RATE_SAMPLE = 20
@@ -129,12 +137,15 @@ def previous_done(session: Session, case_id: str, before: dt.datetime, other_tha
         .order_by(Diagnosis.created_at.desc()).limit(1), Diagnosis.api_key_id, scope))
 
 
-def claim(session: Session, diagnosis_id: str, max_attempts: int) -> Diagnosis | None:
-    """Mark a diagnosis running and count the attempt; None when there is nothing to do.
+def claim(session: Session, diagnosis_id: str, max_attempts: int, token: str | None = None,
+          lease_s: float = 30.0) -> Diagnosis | None:
+    """Mark a diagnosis running under a lease of ``lease_s`` held by ``token`` (a fresh one when
+    None) and count the attempt; None when there is nothing to do.
 
-    ``running`` is claimable too: a diagnosis is only delivered again when the
-    worker that held it died, so a second delivery of a finished one is skipped
-    and a job's result is recorded exactly once.
+    ``running`` is claimable too when its lease is not live (:mod:`api.db.leases`): its worker
+    died, froze or lost the database for longer than the lease. A live one raises
+    :class:`~api.db.leases.LeaseHeld`: no two workers ever run a diagnosis at once. A second
+    delivery of a finished one is skipped, so a job's result is recorded exactly once.
 
     Run it in an immediate session (:meth:`api.db.session.Database.session`): the row is
     read locked, and the claim itself is a conditional update whose row count is checked,
@@ -143,6 +154,9 @@ def claim(session: Session, diagnosis_id: str, max_attempts: int) -> Diagnosis |
     diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=True)
     if diagnosis is None or diagnosis.status not in PENDING:
         return None
+    now = utcnow()
+    if lease_is_live(session, diagnosis_id, now):
+        raise LeaseHeld(f"diagnosis {diagnosis_id} is running under another worker's live lease")
     if diagnosis.cancel_requested:
         finish(diagnosis, "cancelled")
         return None
@@ -154,13 +168,30 @@ def claim(session: Session, diagnosis_id: str, max_attempts: int) -> Diagnosis |
         return None
     claimed = session.execute(
         update(Diagnosis)
-        .where(Diagnosis.id == diagnosis_id, Diagnosis.status.in_(PENDING), Diagnosis.cancel_requested.is_(False))
-        .values(status="running", attempts=Diagnosis.attempts + 1, started_at=utcnow())
+        .where(Diagnosis.id == diagnosis_id, claimable(now), Diagnosis.cancel_requested.is_(False))
+        .values(status="running", attempts=Diagnosis.attempts + 1, started_at=now,
+                lease_owner=token or new_token(), lease_expires_at=now + dt.timedelta(seconds=lease_s))
         .execution_options(synchronize_session=False)).rowcount
     if claimed != 1:
         return None
     session.refresh(diagnosis)
     return diagnosis
+
+
+def claim_next(session: Session, delivered: str, max_attempts: int, token: str,
+               lease_s: float) -> Diagnosis | None:
+    """Claim the diagnosis whose turn it is (:func:`~api.db.leases.fair_order`), whichever job
+    (``delivered``) brought the worker here: every pending diagnosis has a job of its own, so
+    each is run by one delivery or another. None when nothing is left to run; raises
+    :class:`~api.db.leases.LeaseHeld` when only ``delivered`` is left and another worker holds it."""
+    for diagnosis_id in fair_order(session, delivered):
+        try:
+            diagnosis = claim(session, diagnosis_id, max_attempts, token, lease_s)
+        except LeaseHeld:  # claimed by another worker since the order was read
+            continue
+        if diagnosis is not None:
+            return diagnosis
+    return claim(session, delivered, max_attempts, token, lease_s)
 
 
 def cancel(session: Session, diagnosis: Diagnosis) -> bool:
@@ -179,12 +210,29 @@ def cancel(session: Session, diagnosis: Diagnosis) -> bool:
     return cancelled == 1
 
 
-def finish_running(session: Session, diagnosis_id: str) -> Diagnosis | None:
-    """The diagnosis, locked, if it is still this worker's to finish (running, not cancelled); a
-    running one whose cancel was requested ends ``cancelled`` here. Run it in an immediate session."""
+def cancel_owned(session: Session, api_key_id: int) -> int:
+    """Cancel every pending diagnosis of a key (it was revoked): queued ones end ``cancelled``
+    now, running ones are flagged and their workers stop at the next progress report.
+    Returns how many. Run it in an immediate session."""
+    queued = session.execute(
+        update(Diagnosis).where(Diagnosis.api_key_id == api_key_id, Diagnosis.status == "queued")
+        .values(status="cancelled", progress=None, finished_at=utcnow())
+        .execution_options(synchronize_session=False)).rowcount
+    running = session.execute(
+        update(Diagnosis).where(Diagnosis.api_key_id == api_key_id, Diagnosis.status == "running")
+        .values(cancel_requested=True).execution_options(synchronize_session=False)).rowcount
+    return queued + running
+
+
+def finish_running(session: Session, diagnosis_id: str, token: str | None = None) -> Diagnosis | None:
+    """The diagnosis, locked, if it is still this worker's to finish (running, not cancelled, and
+    with ``token`` given, under this attempt's lease); a running one whose cancel was requested
+    ends ``cancelled`` here. Run it in an immediate session."""
     diagnosis = session.get(Diagnosis, diagnosis_id, with_for_update=True)
     if diagnosis is None or diagnosis.status != "running":
         return None
+    if token is not None and diagnosis.lease_owner != token:
+        return None  # another worker took it over: its result is that worker's to record
     if diagnosis.cancel_requested:
         finish(diagnosis, "cancelled")
         return None
@@ -196,6 +244,7 @@ def finish(diagnosis: Diagnosis, status: str, error: dict[str, Any] | None = Non
     diagnosis.error = error
     diagnosis.progress = None
     diagnosis.finished_at = utcnow()
+    diagnosis.lease_owner = diagnosis.lease_expires_at = None
 
 
 def record_report(session: Session, diagnosis: Diagnosis, report: dict[str, Any]) -> None:

@@ -10,4 +10,8 @@ Whatever a job does, it cannot hold the service: an attempt past
 ``job_timeout_s`` fails; a job whose worker died or froze runs again (on
 PostgreSQL every live worker requeues it within ``stalled_after_s``), at most
 ``max_attempts`` times; ``/healthz`` says 503 while no worker would run it.
+
+Which diagnosis a delivered job runs, and who may run it, is the database's to say
+(:mod:`api.db.leases`): the one whose turn it is across keys, under a lease that the worker
+renews through database outages (:mod:`api.jobs.lease`) and that fences its writes.
 """

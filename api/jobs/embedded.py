@@ -29,12 +29,16 @@ class EmbeddedQueue:
     kind = "sqlite"
 
     def __init__(self, path: Path, runner: DiagnosisRunner | None,
-                 pending: Callable[[], Iterable[str]] | None = None) -> None:
-        """``pending`` lists the ids the database holds as queued or running."""
+                 pending: Callable[[], Iterable[str]] | None = None,
+                 release_leases: Callable[[], object] | None = None) -> None:
+        """``pending`` lists the ids the database holds as queued or running; ``release_leases``
+        ends the leases of diagnoses left running (:meth:`DiagnosisRunner.forget_leases`): this
+        process is the file's only worker, so its predecessor's leases are void."""
         path.mkdir(parents=True, exist_ok=True)
         self._queue = persistqueue.SQLiteAckQueue(str(path), auto_resume=True, multithreading=True)
         self._runner = runner
         self._pending = pending
+        self._release_leases = release_leases
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -44,6 +48,8 @@ class EmbeddedQueue:
     def start(self) -> None:
         if self._runner is None or self._thread is not None:
             return
+        if self._release_leases is not None:
+            self._release_leases()
         self._requeue_orphans()
         self._thread = threading.Thread(target=self._work, name="diagnosis-worker", daemon=True)
         self._thread.start()

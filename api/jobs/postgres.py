@@ -18,13 +18,19 @@ from typing import Callable
 
 import croniter
 import procrastinate
+from sqlalchemy import text
+from sqlalchemy.orm import Session
 
 from api.db.session import server_options
+from api.db.leases import LeaseHeld
 from api.jobs.runner import MAX_ATTEMPTS, DatabaseUnavailable, DiagnosisRunner, Interrupted
 from api.settings import DatabaseTimeouts
 
 ORPHANS_EVERY_S = 60.0
 """How often a worker looks for diagnoses stored as queued that have no job."""
+RESTART_BACKOFF_MAX_S = 5.0
+"""The longest wait between two tries to start the worker again after it lost the database: the
+outage's end is noticed within this (the running job's lease and heartbeat do not wait for it)."""
 WATCHDOG_EXIT_CODE = 75
 """A worker whose job is stuck past its time limit without reporting progress exits with this
 (EX_TEMPFAIL): its supervisor starts a fresh one and the job counts an attempt."""
@@ -81,6 +87,8 @@ class PostgresQueue:
         self.stalled_after_s = stalled_after_s
         self.max_attempts = max_attempts
         self._runner: DiagnosisRunner | None = None
+        self._job_id: int | None = None
+        """The procrastinate job this worker runs now: its lease renewals keep this worker alive."""
         self._opened = False
         self._in_worker = False
         """Inside ``run_worker`` the app is open (async) and sync calls such as ``enqueue`` go through it."""
@@ -90,12 +98,19 @@ class PostgresQueue:
 
         # Interrupted (worker shutting down) and DatabaseUnavailable go back to the queue;
         # anything else was already recorded as a failed diagnosis by the runner.
-        @self.app.task(name="run_diagnosis", queue=QUEUE,
+        # LeaseHeld: another worker's lease on it is still live; by the retry it has expired, or
+        # that worker finished it.
+        @self.app.task(name="run_diagnosis", queue=QUEUE, pass_context=True,
                        retry=procrastinate.RetryStrategy(max_attempts=max_attempts, wait=5,
-                                                         retry_exceptions={Interrupted, DatabaseUnavailable}))
-        def run_diagnosis(diagnosis_id: str) -> None:
+                                                         retry_exceptions={Interrupted, DatabaseUnavailable,
+                                                                           LeaseHeld}))
+        def run_diagnosis(context: procrastinate.JobContext, diagnosis_id: str) -> None:
             assert self._runner is not None, "run_diagnosis runs only inside `diagnose worker`"
-            self._runner.execute(diagnosis_id)
+            self._job_id = context.job.id
+            try:
+                self._runner.execute(diagnosis_id)
+            finally:
+                self._job_id = None
 
         # Both sweeps run in every worker's own loop now (see ``_sweep``): a periodic job would
         # wait for a free worker behind every job queued before it. The tasks stay registered
@@ -152,6 +167,24 @@ class PostgresQueue:
         )
         return int(rows[0]["n"])
 
+    def _keepalive(self, session: Session) -> None:
+        """In each lease renewal's transaction (:class:`api.jobs.lease.LeaseKeeper`): the heartbeat of
+        the worker running the job. procrastinate stops its own heartbeat when the database goes
+        away and, until the running job ends, does not start again: without this the worker would
+        look dead for as long as its job runs, and its job would be taken from it."""
+        if self._job_id is not None:
+            session.execute(text(
+                "UPDATE procrastinate_workers SET last_heartbeat = now() "
+                "WHERE id = (SELECT worker_id FROM procrastinate_jobs WHERE id = :job)"), {"job": self._job_id})
+
+    def last_heartbeat_age_s(self) -> float | None:
+        """Seconds since any worker last sent a heartbeat; None when no worker ever did."""
+        self._open()
+        rows = self.app.connector.get_sync_connector().execute_query_all(
+            "SELECT extract(epoch FROM now() - max(last_heartbeat))::float AS age FROM procrastinate_workers")
+        age = rows[0]["age"]
+        return None if age is None else round(float(age), 1)
+
     async def requeue_stalled(self, own: str | None = None) -> int:
         """Put the jobs whose worker was silent for ``stalled_after_s`` back on the queue; returns
         how many. Their next delivery counts an attempt: past ``max_attempts`` it fails the
@@ -195,10 +228,14 @@ class PostgresQueue:
 
     async def requeue_orphans(self, older_than_s: float = 60.0) -> int:
         """Queue diagnoses stored as queued that have no job: an API process that died
-        between storing a diagnosis and deferring its job leaves one behind."""
+        between storing a diagnosis and deferring its job leaves one behind. Also a running one
+        whose lease ran out long ago and that has no job: the job that delivered it ran
+        another diagnosis, or was given up while that lease was still live."""
         rows = await self.app.connector.execute_query_all_async(
-            "SELECT d.id FROM diagnoses d WHERE d.status = 'queued' "
-            "AND d.created_at < now() - make_interval(secs => %(s)s) AND NOT EXISTS ("
+            "SELECT d.id FROM diagnoses d WHERE ((d.status = 'queued' "
+            "AND d.created_at < now() - make_interval(secs => %(s)s)) "
+            " OR (d.status = 'running' AND d.lease_expires_at < now() - make_interval(secs => %(s)s))) "
+            "AND NOT EXISTS ("
             " SELECT 1 FROM procrastinate_jobs j WHERE j.task_name = 'run_diagnosis'"
             " AND j.args->>'diagnosis_id' = d.id AND j.status IN ('todo', 'doing'))",
             s=older_than_s,
@@ -216,6 +253,8 @@ class PostgresQueue:
         """
         self._runner = runner
         self._start_nightly = start_nightly
+        # A worker silent for stalled_after_s is dead: its lease runs out then too.
+        runner.lease_s, runner.renew_every_s, runner.keepalive = self.stalled_after_s, heartbeat_s, self._keepalive
 
         async def main() -> None:
             current: list[asyncio.Task] = []
@@ -261,7 +300,7 @@ class PostgresQueue:
                     # it again rather than leave the machine idle until someone notices.
                     log.warning("worker restarts in %.0f s", backoff)
                     await asyncio.sleep(backoff)
-                    backoff = min(backoff * 2, 30.0)
+                    backoff = min(backoff * 2, RESTART_BACKOFF_MAX_S)
 
         try:
             asyncio.run(main())

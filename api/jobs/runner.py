@@ -8,10 +8,13 @@ import time
 from typing import Callable, TypeVar
 
 from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.orm import Session
 
 from api.db.session import Database
 from api.services.errors import failure_record
-from api.db.store import claim, finish, finish_running, record_report, set_progress
+from api.db.leases import forget_leases, new_token
+from api.db.store import claim_next, finish, finish_running, record_report, set_progress
+from api.jobs.lease import LeaseKeeper, LeaseLost
 from api.settings import QueueSettings
 from diagnose.case import case_from_dict
 from diagnose.errors import DiagnoseError
@@ -72,8 +75,10 @@ class _DatabaseProgress:
     """
 
     def __init__(self, db: Database, diagnosis_id: str, stopping: threading.Event, every_s: float = 1.0,
-                 deadline: float | None = None) -> None:
+                 deadline: float | None = None, lease: LeaseKeeper | None = None) -> None:
         self.db, self.diagnosis_id, self.stopping, self.every_s = db, diagnosis_id, stopping, every_s
+        self.lease = lease
+        """Checked at every report: waits while the lease is unsure, raises :class:`LeaseLost` once lost."""
         self.deadline = deadline
         """``time.monotonic()`` past which the next report raises :class:`TimedOut`; None: no limit."""
         self.state: dict = {"phase": "starting", "completed": 0, "total": None}
@@ -88,6 +93,8 @@ class _DatabaseProgress:
         self._save()
 
     def _save(self, force: bool = False) -> None:
+        if self.lease is not None:
+            self.lease.check(self.stopping)
         if self.stopping.is_set():
             raise Interrupted()
         now = time.monotonic()
@@ -112,7 +119,8 @@ class DiagnosisRunner:
 
     def __init__(self, db: Database, diagnoser_factory: Callable[[], Diagnoser],
                  on_finished: Callable[[str], object] | None = None, *,
-                 max_attempts: int = MAX_ATTEMPTS, time_limit_s: float = JOB_TIMEOUT_S) -> None:
+                 max_attempts: int = MAX_ATTEMPTS, time_limit_s: float = JOB_TIMEOUT_S,
+                 lease_s: float = QueueSettings.stalled_after_s, renew_every_s: float = QueueSettings.heartbeat_s) -> None:
         if max_attempts < 1:
             raise ValueError(f"RAG_DIAGNOSE_MAX_ATTEMPTS: must be at least 1 (got {max_attempts})")
         self.db = db
@@ -128,6 +136,14 @@ class DiagnosisRunner:
         self.on_finished = on_finished
         """Called with the diagnosis id once its result is recorded (done, failed or cancelled),
         and again on a redelivery of a finished one; e.g. the nightly run's finalizer."""
+        self.lease_s, self.renew_every_s = lease_s, renew_every_s
+        """The lease of a running diagnosis and how often it is renewed (:mod:`api.jobs.lease`)."""
+        self.keepalive: Callable[[Session], object] | None = None
+        """Run in each lease renewal's transaction: the PostgreSQL queue marks its worker alive there."""
+        self.token: str | None = None
+        """The lease token of the attempt running now: every write of its result names it."""
+        self.running: str | None = None
+        """The diagnosis running now: the fair order may run another than the job's (:attr:`current`)."""
         self._diagnoser: Diagnoser | None = None
         self.stopping = threading.Event()
         """Set on shutdown: the running diagnosis stops at its next progress report."""
@@ -139,9 +155,11 @@ class DiagnosisRunner:
         return self._diagnoser
 
     def execute(self, diagnosis_id: str) -> None:
+        """Run one pending diagnosis for the job of ``diagnosis_id``: the one whose turn it is
+        across keys (:func:`api.db.leases.fair_order`), that one when it is the only one left."""
         self.current = diagnosis_id
         try:
-            self._execute(diagnosis_id)  # Interrupted propagates: the diagnosis is not finished
+            diagnosis_id = self._execute(diagnosis_id)  # Interrupted propagates: the diagnosis is not finished
         finally:
             self.current = None
         if self.on_finished is not None:
@@ -150,14 +168,31 @@ class DiagnosisRunner:
             except Exception:  # noqa: BLE001 - the result is recorded; a failed hook must not redo or loop the job
                 log.exception("on_finished hook failed for diagnosis %s", diagnosis_id)
 
-    def _execute(self, diagnosis_id: str) -> None:
-        claimed = with_database_retries(lambda: self._claim(diagnosis_id), f"claiming {diagnosis_id}")
+    def _execute(self, delivered: str) -> str:
+        """Run the diagnosis whose turn it is (:func:`~api.db.store.claim_next`); returns its id."""
+        token = new_token()
+        claimed = with_database_retries(lambda: self._claim(delivered, token), f"claiming for {delivered}")
         if claimed is None:
-            return
-        mode, case_data, seed_offset = claimed
+            return delivered
+        diagnosis_id, mode, case_data, seed_offset = claimed
         log.info("diagnosis %s started (%s)", diagnosis_id, mode)
+        self.running, self.token = diagnosis_id, token
         try:
-            report = self._diagnose(diagnosis_id, mode, case_data, seed_offset)
+            with LeaseKeeper(self.db, diagnosis_id, token, self.lease_s, self.renew_every_s, self.keepalive,
+                             errors=DATABASE_ERRORS) as lease:
+                self._run_claimed(diagnosis_id, lease, mode, case_data, seed_offset)
+        except LeaseLost as exc:
+            log.warning("%s; its result is not recorded here", exc)
+        finally:
+            self.running = self.token = None
+        return diagnosis_id
+
+    def _run_claimed(self, diagnosis_id: str, lease: LeaseKeeper, mode: str, case_data: dict,
+                     seed_offset: int) -> None:
+        try:
+            report = self._diagnose(diagnosis_id, mode, case_data, seed_offset, lease)
+        except LeaseLost:
+            raise  # another worker holds it: nothing of this attempt is written
         except Cancelled:
             self._finish(diagnosis_id, "cancelled")
         except TimedOut:
@@ -186,26 +221,28 @@ class DiagnosisRunner:
                 return
             log.info("diagnosis %s done: %s", diagnosis_id, report["verdict"])
 
-    def _claim(self, diagnosis_id: str) -> tuple[str, dict, int] | None:
+    def _claim(self, delivered: str, token: str) -> tuple[str, str, dict, int] | None:
         with self.db.session(immediate=True) as session:
-            diagnosis = claim(session, diagnosis_id, self.max_attempts)
+            diagnosis = claim_next(session, delivered, self.max_attempts, token, self.lease_s)
             if diagnosis is None:
                 return None
-            return diagnosis.mode, diagnosis.case, diagnosis.seed_offset
+            return diagnosis.id, diagnosis.mode, diagnosis.case, diagnosis.seed_offset
 
     def _record(self, diagnosis_id: str, report: dict) -> None:
-        """Store the report unless the diagnosis was cancelled meanwhile: then it ends cancelled."""
+        """Store the report unless the diagnosis was cancelled meanwhile (then it ends cancelled) or
+        another worker holds it now (then nothing is written)."""
         with self.db.session(immediate=True) as session:
-            diagnosis = finish_running(session, diagnosis_id)
+            diagnosis = finish_running(session, diagnosis_id, self.token)
             if diagnosis is not None:
                 record_report(session, diagnosis, report)
 
-    def _diagnose(self, diagnosis_id: str, mode: str, case_data: dict, seed_offset: int) -> dict:
+    def _diagnose(self, diagnosis_id: str, mode: str, case_data: dict, seed_offset: int,
+                  lease: LeaseKeeper | None = None) -> dict:
         case = case_from_dict(case_data)
         diagnoser = self.diagnoser  # loads the models on the first job: not part of the time limit
         self.running_since = started = time.monotonic()
         deadline = started + self.time_limit_s if self.time_limit_s > 0 else None
-        diagnoser.progress = _DatabaseProgress(self.db, diagnosis_id, self.stopping, deadline=deadline)
+        diagnoser.progress = _DatabaseProgress(self.db, diagnosis_id, self.stopping, deadline=deadline, lease=lease)
         try:
             if mode == "inputs":
                 report = diagnoser.inputs(case)
@@ -217,6 +254,14 @@ class DiagnosisRunner:
             self.running_since = None
         return report.to_dict()
 
+    def forget_leases(self) -> None:
+        """End every lease (:func:`api.db.leases.forget_leases`): only for the one worker of a database."""
+        def write() -> None:
+            with self.db.session(immediate=True) as session:
+                forget_leases(session)
+
+        with_database_retries(write, "forgetting leases")
+
     def overdue_s(self) -> float:
         """Seconds the running diagnosis is past its time limit (0 when idle, within it, or unlimited)."""
         since = self.running_since
@@ -227,7 +272,7 @@ class DiagnosisRunner:
     def _finish(self, diagnosis_id: str, status: str, error: dict | None = None) -> None:
         def write() -> None:
             with self.db.session(immediate=True) as session:
-                diagnosis = finish_running(session, diagnosis_id)
+                diagnosis = finish_running(session, diagnosis_id, self.token)
                 if diagnosis is not None:
                     finish(diagnosis, status, error)
 
@@ -237,9 +282,10 @@ class DiagnosisRunner:
         """Undo the claim of an interrupted diagnosis; the interrupted try does not count."""
         def write() -> None:
             with self.db.session(immediate=True) as session:
-                diagnosis = finish_running(session, diagnosis_id)
+                diagnosis = finish_running(session, diagnosis_id, self.token)
                 if diagnosis is not None:
                     diagnosis.status, diagnosis.progress = "queued", None
+                    diagnosis.lease_owner = diagnosis.lease_expires_at = None
                     diagnosis.attempts = max(0, diagnosis.attempts - 1)
 
         with_database_retries(write, f"requeueing {diagnosis_id}")

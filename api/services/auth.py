@@ -28,6 +28,7 @@ from sqlalchemy import delete, select
 
 from api.db.models import ROLES, ApiKey, SignInSession, utcnow
 from api.db.session import Database
+from api.db.store import cancel_owned
 from api.services.errors import Conflict, InvalidRequest, NotFound, RateLimited, SessionEnded, Unauthorized
 
 KEY_PREFIX = "rdk_"
@@ -208,11 +209,14 @@ def create_key(db: Database, name: str, rate_limit: str | None = None, role: str
 
 
 def revoke_key(db: Database, name: str) -> None:
-    with db.session() as session:
+    """Revoke a key: its requests and sign-in sessions stop working at once, and its queued and
+    running diagnoses are cancelled (a running one stops at its next progress report)."""
+    with db.session(immediate=True) as session:
         key = session.scalars(select(ApiKey).where(ApiKey.name == name)).first()
         if key is None:
             raise NotFound(f"no API key named {name!r}", "name")
         key.revoked_at = utcnow()
+        cancel_owned(session, key.id)
 
 
 def list_keys(db: Database) -> list[dict]:

@@ -15,11 +15,14 @@ class ServiceError(Exception):
     status = 400
     title = "bad request"
 
-    def __init__(self, detail: str, field: str | None = None, headers: dict[str, str] | None = None) -> None:
+    def __init__(self, detail: str, field: str | None = None, headers: dict[str, str] | None = None,
+                 facts: dict[str, Any] | None = None) -> None:
         super().__init__(detail)
         self.detail = detail
         self.field = field
         self.headers = headers or {}
+        self.facts = facts or {}
+        """Extension members of the problem answer (e.g. the limit a refusal names)."""
 
 
 class InvalidCase(ServiceError):

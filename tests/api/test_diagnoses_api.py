@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from litestar.testing import TestClient
 
 from api.app import create_app
+from api.services.admission import job_cost
 from api.services.auth import create_key, hash_key, revoke_key
+from diagnose.case import case_from_dict
 from tests.api.conftest import FakeInline, ListQueue, service_settings, small_case
 
 
@@ -125,12 +128,14 @@ def test_size_limits_answer_413_naming_the_field(make_client):
 
 
 def test_full_queue_answers_503_with_retry_after(make_client):
-    client, app = make_client(capacity=2, retry_after_s=7)
+    client, app = make_client(capacity=2, retry_after_s=7, tokens_per_s=1000.0)
     for i in range(2):
         assert client.post("/v1/diagnoses", json=small_case(f"c{i}")).status_code == 202
     response = client.post("/v1/diagnoses", json=small_case("c3"))
-    assert_problem(response, 503)
-    assert response.headers["retry-after"] == "7"
+    assert assert_problem(response, 503)["limit"] == "RAG_DIAGNOSE_CAPACITY"
+    # One diagnosis ahead must finish first, at 1,000 tokens/s: not the fixed setting.
+    cost = job_cost(case_from_dict(small_case()), "run")
+    assert response.headers["retry-after"] == str(math.ceil(cost / 1000))
     assert len(app.state.service.queue.items) == 2
     health = client.get("/healthz")
     assert health.status_code == 503 and health.json()["pending"] == 2

@@ -28,6 +28,7 @@ from api.app import create_app
 from api.services.auth import create_key
 from api.settings import AuthSettings
 from tests.api.conftest import FakeInline, ListQueue, service_settings, small_case
+from tests.api.db_proxy import DatabaseProxy
 from tests.api.test_limits_attacks import amplifying, counts
 from tests.pages.live import free_port
 
@@ -360,7 +361,8 @@ def shared_app(database_url):
     """The service's default capacities and limits, keys for two people and an admin."""
     from api.settings import Limits
 
-    settings = replace(service_settings(database_url), limits=Limits(),
+    # A rate as fast as the review's workers measured, assumed before any is measured here.
+    settings = replace(service_settings(database_url, tokens_per_s=200.0), limits=Limits(),
                        auth=AuthSettings(default_rate_limit="100000/minute", failed_auth_limit="5/minute"))
     app = create_app(settings, queue=ListQueue(), inline=FakeInline())
     with TestClient(app) as client:
@@ -607,63 +609,20 @@ def test_a_cross_site_sign_in_is_refused(hostile_app):
     client = hostile_app.state.client
     key = _keys(hostile_app, alice="user")["alice"]["authorization"].removeprefix("Bearer ")
     for headers in ({"origin": "https://evil.example"}, {"sec-fetch-site": "cross-site"},
-                    {"origin": "null", "sec-fetch-site": "cross-site"}, {"sec-fetch-site": "same-site"}):
+                    {"origin": "null", "sec-fetch-site": "cross-site"}, {"sec-fetch-site": "same-site"},
+                    {"origin": "null", "sec-fetch-site": "same-origin"}, {"origin": "null"}):
         refused = client.post("/login", data={"key": key, "next": "/"}, headers=headers, follow_redirects=False)
         assert refused.status_code == 403, (headers, refused.status_code)
         assert SESSION_COOKIE not in refused.headers.get("set-cookie", "")
     for headers in ({"origin": "http://testserver.local", "sec-fetch-site": "same-origin"},
-                    {"origin": "null", "sec-fetch-site": "same-origin"}):  # the pages' no-referrer policy
+                    {"sec-fetch-site": "same-origin"}, {}):  # the pages' same-origin policy keeps the origin
         same = client.post("/login", data={"key": key, "next": "/"}, follow_redirects=False, headers=headers)
         assert same.status_code == 303, headers
-
-
-class _FreezingProxy:
-    """A TCP proxy to the test PostgreSQL that can stop passing bytes (a frozen server)."""
-
-    def __init__(self, target: tuple[str, int]) -> None:
-        import socket
-        import threading
-
-        self.target, self.frozen = target, threading.Event()
-        self.listener = socket.socket()
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(64)
-        self.port = self.listener.getsockname()[1]
-        self._threads = threading
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        import socket
-
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            server = socket.create_connection(self.target)
-            for a, b in ((client, server), (server, client)):
-                self._threads.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    def _pipe(self, source, sink) -> None:
-        try:
-            while data := source.recv(65536):
-                while self.frozen.is_set():
-                    time.sleep(0.05)
-                sink.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (source, sink):
-                try:
-                    s.close()
-                except OSError:
-                    pass
 
 
 def test_a_frozen_database_gives_fast_503s_and_recovery_is_immediate(postgres_url):
     """The server stops answering mid-session (connections stay open): each request is a 503
     within 5 s, and the first request after it answers again is served at once."""
-    from urllib.parse import urlsplit
 
     from api.db.migrate import upgrade
     from api.settings import DatabaseTimeouts
@@ -673,9 +632,8 @@ def test_a_frozen_database_gives_fast_503s_and_recovery_is_immediate(postgres_ur
     upgrade(postgres_url)
     with psycopg.connect(postgres_url, autocommit=True) as conn:  # no keys left by other tests
         conn.execute("TRUNCATE sessions, api_keys CASCADE")
-    target = urlsplit(postgres_url)
-    proxy = _FreezingProxy((target.hostname, target.port or 5432))
-    url = postgres_url.replace(target.netloc, f"{target.username}@127.0.0.1:{proxy.port}")
+    proxy = DatabaseProxy(postgres_url)
+    url = proxy.url
     settings = replace(service_settings(url), database=DatabaseTimeouts(db_connect_timeout_s=2))
     app = create_app(settings, queue=ListQueue(), inline=FakeInline(), migrate=False)
     with TestClient(app) as client:

@@ -269,8 +269,8 @@ def test_restart_continues_the_run_and_never_redoes_finished_cases(harness, data
     run_id = harness.start()["id"]
     queued = list(harness.queue.items)
     harness.work(limit=4)
-    with harness.db.session() as session:  # a fifth is claimed by a worker that then dies
-        assert claim(session, queued[4], MAX_ATTEMPTS) is not None
+    with harness.db.session() as session:  # a fifth is claimed by a worker that then dies: its lease runs out
+        assert claim(session, queued[4], MAX_ATTEMPTS, lease_s=0) is not None
 
     # The restarted service: new connections, a new worker; the durable queue delivers
     # again every job that was not acknowledged, which here is all of them.

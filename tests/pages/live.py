@@ -18,10 +18,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(app) -> Iterator[str]:
-    """Yield the base URL while ``app`` answers on it."""
+def served(app, **options) -> Iterator[str]:
+    """Yield the base URL while ``app`` answers on it; ``options`` go to ``uvicorn.Config``."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **options))
     thread = threading.Thread(target=server.run, name="live-uvicorn", daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
