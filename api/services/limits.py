@@ -8,7 +8,7 @@ import msgspec
 
 from api.services.errors import InvalidCase, TooLarge
 from api.settings import Limits
-from diagnose.case import Case, JsonConstraint, MustIncludeConstraint
+from diagnose.case import READER_CHOICES, Case, JsonConstraint, MustIncludeConstraint
 from diagnose.errors import PromptTooLarge
 from diagnose.prompt import check_prompt_size, prompt_size
 
@@ -73,6 +73,11 @@ def check_case_limits(case: Case, limits: Limits) -> int:
     if case.model not in limits.models:
         raise InvalidCase(f"model {case.model!r} is not served here; allowed: {', '.join(limits.models)} "
                           "(RAG_DIAGNOSE_ALLOWED_MODELS)", "model")
+    if case.reader is not None and case.reader not in READER_CHOICES:
+        # The service never calls a URL a request names (no server-side request forgery):
+        # its reader server, if any, is the operator's RAG_DIAGNOSE_READER.
+        raise InvalidCase(f"a reader server URL is not accepted here; choose one of {', '.join(READER_CHOICES)} "
+                          "(the service's own reader server is set by RAG_DIAGNOSE_READER)", "reader")
     if len(case.documents) > limits.max_documents:
         raise TooLarge(f"{len(case.documents)} documents; at most {limits.max_documents} are accepted", "documents")
     samples = case.sampling.seeds * len(case.sampling.temperatures)

@@ -299,3 +299,12 @@ def test_repair_is_a_run_with_repairs_and_needs_mode_run(make_client):
     refused = client.post("/v1/diagnoses?repair=true&mode=inputs", json=case)
     assert_problem(refused, 400, "repair")
     assert app.state.service.queue.items == [queued.json()["id"], plain.json()["id"]]
+
+
+def test_a_reader_url_in_a_request_is_refused_and_never_called(make_client):
+    client, app = make_client()
+    response = client.post("/v1/diagnoses", json={**small_case(), "reader": "http://169.254.169.254/v1"})
+    problem = assert_problem(response, 422, "reader")
+    assert "RAG_DIAGNOSE_READER" in problem["detail"]
+    assert app.state.service.queue.items == []
+    assert client.post("/v1/diagnoses", json={**small_case(), "reader": "static"}).status_code == 202
