@@ -130,8 +130,15 @@ def mark_standing(report: "InputReport", standings: Sequence[DocumentStanding], 
     ``kind: "outdated"`` on the evidence pairs between a current and a superseded center."""
     dates = [s.date for s in standings]
     authorities = [s.authority for s in standings]
+    index = {d: k for k, c in enumerate(report.gravity_centers) for d in c.documents}
+    # Two centers disagree when their answers contradict, or when the evidence quoted between
+    # them is not about two different things (an archived page whose value the text did not
+    # type still competes with the current one).
+    quoted = {frozenset((index[p.a], index[p.b])) for p in report.conflict.pairs
+              if p.kind != "entity_ambiguity" and p.a in index and p.b in index}
     centers = center_standings(members, dates, authorities,
-                               lambda x, y: any(disagree(i, j) for i in members[x] for j in members[y]))
+                               lambda x, y: frozenset((x, y)) in quoted
+                               or any(disagree(i, j) for i in members[x] for j in members[y]))
     for center, standing in zip(report.gravity_centers, centers):
         center.standing = standing
     for view, s in zip(report.documents, standings):
