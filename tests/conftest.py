@@ -1,4 +1,5 @@
-"""Suite-wide collection: tests that need PostgreSQL get the ``postgres`` marker.
+"""Suite-wide collection: tests that need PostgreSQL get the ``postgres`` marker; the reader
+defaults to static (``RAG_DIAGNOSE_READER``) unless a test chooses one.
 
 A test needs PostgreSQL when it uses the ``postgres_url`` fixture (directly or
 through another fixture), or when it is the ``postgresql`` instance of the
@@ -9,7 +10,14 @@ it is not in the test's fixture closure). ``make test-fast`` deselects them with
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# Pipeline tests (and the service's workers they start) read with the static tier unless a test
+# asks for a reader: the reference reader costs seconds a document, and its own behaviour is
+# tested where it is asked for (tests/reader, marked ``reader``), including the default choice.
+os.environ.setdefault("RAG_DIAGNOSE_READER", "static")
 
 #: Fixtures whose use means the test talks to PostgreSQL.
 POSTGRES_FIXTURES = frozenset({"postgres_url"})

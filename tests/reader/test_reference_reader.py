@@ -70,3 +70,20 @@ def test_two_things_of_one_name_that_share_a_year_are_two_centers(reader, embedd
         "Quokka, the Perth ice hockey club, was founded in 1994 by a group of local businessmen.",
     )
     assert centers == [["d0", "d2"], ["d1"]]
+
+
+def test_inputs_reads_with_the_reference_reader_by_default_and_says_so(reader, tmp_path, monkeypatch, capsys):
+    from tests.cli.invoke import invoke
+
+    monkeypatch.delenv("RAG_DIAGNOSE_READER", raising=False)
+    case = tmp_path / "case.yaml"
+    case.write_text("id: made-up\nquestion: How many legs does a Korimako stool have?\ndocuments:\n"
+                    "  - {id: d1, text: 'The Korimako stool stands on three oak legs.'}\n", encoding="utf-8")
+    out = tmp_path / "r.json"
+    assert invoke(["inputs", str(case), "--out", str(out)]) == 0
+    import json
+
+    report = json.loads(out.read_text(encoding="utf-8"))["input"]
+    assert report["reader"]["kind"] == "reference" and report["tier"] == "read"
+    assert report["reader"]["sha256"].startswith("cc324af0") and report["not_assessed"] == []
+    assert "read by: reference reader" in capsys.readouterr().out
