@@ -21,7 +21,8 @@ import torch
 from diagnose.errors import ModelError
 from diagnose.decode.attention_plan import AttentionPlan, plan_attention, stock_implementation
 from diagnose.decode.batch_invariant import BatchInvariance, decoding, install as install_batch_invariance
-from diagnose.decode.shared_prefix import SharedPrefix, install, prefix_layers
+from diagnose.decode.prompt_tree import PromptTree, TreeSession
+from diagnose.decode.shared_prefix import install, prefix_layers
 
 Messages = list[dict[str, str]]
 
@@ -57,40 +58,9 @@ class Backend(Protocol):
         """Prefill the prompt once; return a session of ``rows`` rows and logits FloatTensor[rows, V]."""
 
 
-class _SharedPrefixSession:
-    """Rows that attend to one stored prompt prefix plus their own suffix cache."""
-
-    def __init__(self, model: Any, prefix: SharedPrefix, device: str) -> None:
-        from transformers import DynamicCache
-
-        self._model = model
-        self._prefix = prefix
-        self._device = device
-        self._cache = DynamicCache(config=model.config)
-
-    @torch.inference_mode()
-    def advance(self, tokens: torch.Tensor) -> torch.Tensor:
-        rows = tokens.shape[0]
-        position = self._prefix.position
-        positions = torch.full((rows, 1), position, dtype=torch.long, device=self._device)
-        with decoding():
-            out = self._model(
-                input_ids=tokens.to(self._device).view(-1, 1),
-                position_ids=positions,
-                cache=self._cache,
-                use_cache=True,
-                shared_prefix=self._prefix,
-            )
-        self._cache = out.cache
-        self._prefix.position = position + 1
-        return out.logits[:, -1, :].float().cpu()
-
-    def keep(self, rows: torch.Tensor) -> None:
-        if self._cache.get_seq_length() > 0:  # before the first step there is no suffix yet
-            self._cache.batch_select_indices(rows.to(self._device))
-
-
 class _TransformersSession:
+    """Rows with a copy of the prompt's cache each (models the shared-prefix kernel refuses)."""
+
     def __init__(self, model: Any, cache: Any, device: str) -> None:
         self._model = model
         self._cache = cache
@@ -225,10 +195,9 @@ class TransformersBackend:
             raise ModelError(f"cannot sample {self.model.config.model_type}: its forward returns no cache "
                              "(it keeps a state of its own), so rows cannot be decoded a token at a time")
         logits = out.logits[:, -1, :].float().cpu().expand(rows, -1)
-        if self.shared_prefix:
-            prompt = len(prompt_ids)
-            layers = prefix_layers(cache, prompt)
-            return _SharedPrefixSession(self.model, SharedPrefix(layers, prompt), self.device), logits
+        if self.shared_prefix:  # the prompt is a tree of one branch, attended once for every row
+            tree = PromptTree.whole(prefix_layers(cache, len(prompt_ids)), len(prompt_ids), rows)
+            return TreeSession(self.model, tree, self.device), logits
         if rows > 1:
             # Fallback for models without the attention interface: one prefix copy per row
             # (selecting row 0 of the cache again and again copies every kind of layer).

@@ -250,11 +250,15 @@ def _measured(kernel: KernelError, module, query, key, value, attention_mask, sh
         return out
     # Every key the row's query sees, by position: the prompt's kept keys, then the row's own
     # (a sliding cache may have dropped the oldest of those: then the prompt is out of the window),
-    # the layer's window cut from their end.
-    layer = shared_prefix.layers[module.layer_idx]
+    # the layer's window cut from their end. The check decodes one prompt, prefilled whole: the
+    # tree's one branch (no root).
+    tree = shared_prefix
+    if tree.root is not None or len(tree.branches) != 1:
+        raise RuntimeError("the kernel check measures one prompt prefilled whole, not a tree of several")
+    layer = tree.branches[0][module.layer_idx]
     window = kwargs.get("sliding_window")
     prompt_end = layer.start + layer.keys.shape[2]
-    suffix_start = shared_prefix.position - key.shape[2] + 1
+    suffix_start = tree.position(0) - key.shape[2] + 1
     if suffix_start == prompt_end:  # the prefix may be kept wider than the model's dtype: back to it, exactly
         keys = torch.cat([layer.keys.to(key.dtype).expand(query.shape[0], -1, -1, -1), key], dim=2)
         values = torch.cat([layer.values.to(value.dtype).expand(query.shape[0], -1, -1, -1), value], dim=2)

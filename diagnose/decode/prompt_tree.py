@@ -1,4 +1,4 @@
-"""Several prompts in one decode batch, their shared tokens stored and attended once.
+"""The prompts of a decode batch, their shared tokens stored and attended once: one session.
 
 The prompts of a batch form a two-level tree:
 
@@ -10,6 +10,12 @@ The prompts of a batch form a two-level tree:
   length in one right-padded forward, :func:`branch_chunks`), kept once for its rows;
 * a **suffix** per row: the tokens it generated, in an ordinary per-row cache.
 
+One prompt with many rows is the tree of one branch (:meth:`PromptTree.whole`): no
+root, the whole prompt its branch, prefilled in one forward by the backend
+(:meth:`~diagnose.decode.backend.TransformersBackend.start`) and kept as the model's
+cache kept it (a sliding layer only its last keys). Every in-process batch, of one
+prompt or several, decodes through :class:`TreeSession`.
+
 Each decode step, every row's query attends to the root once for all rows (one
 kernel call per kv head, with every row's query stacked), to its prompt's branch
 once for that prompt's rows, and to its own suffix; the blocks are merged by their
@@ -20,8 +26,8 @@ longest (the padding masked), instead of prompt by prompt. Rows sit at their own
 length), so a sliding window is measured from each prompt's position: windowed
 layers attend to the root per prompt, with that prompt's cut.
 
-The tree plugs into :func:`diagnose.decode.shared_prefix.shared_prefix_attention`
-in place of :class:`~diagnose.decode.shared_prefix.SharedPrefix` (its ``attend``).
+The tree is the :class:`~diagnose.decode.shared_prefix.Prefix` that
+:func:`diagnose.decode.shared_prefix.shared_prefix_attention` attends over (its ``attend``).
 """
 
 from __future__ import annotations
@@ -91,9 +97,19 @@ class PromptTree:
     def __post_init__(self) -> None:
         self._spans = self._runs()
 
+    @classmethod
+    def whole(cls, layers: list[PrefixLayer], length: int, rows: int) -> PromptTree:
+        """One prompt of ``length`` tokens, prefilled whole (``layers``: its keys and values per layer),
+        for ``rows`` rows: the tree of one branch and no root."""
+        return cls(None, [layers], [length], [0] * rows)
+
+    def position(self, prompt: int) -> int:
+        """The position a row of ``prompt`` decodes at this step."""
+        return self.lengths[prompt] + self.step
+
     def positions(self) -> torch.Tensor:
         """Each live row's position (LongTensor[B, 1])."""
-        return torch.tensor([[self.lengths[p] + self.step] for p in self.row_prompts], dtype=torch.long)
+        return torch.tensor([[self.position(p)] for p in self.row_prompts], dtype=torch.long)
 
     def keep(self, rows: Sequence[int]) -> None:
         before = [p for p, _, _ in self._spans]
@@ -161,7 +177,7 @@ class PromptTree:
         outs, lses = [], []
         for prompt, first, end in self._spans:
             rows = slice(first * group, end * group)
-            position = self.lengths[prompt] + self.step
+            position = self.position(prompt)
             block = prefix_attention(q[:, rows], *_windowed(self.branches[prompt][layer_index], position, window),
                                      scale, softcap)
             if whole_root is not None:
@@ -242,7 +258,8 @@ def prefill_tree(model: Any, prompts: Sequence[Sequence[int]], rows: Sequence[in
 
 
 class TreeSession:
-    """Rows of several prompts that attend to one prompt tree plus their own suffix cache."""
+    """Rows of the prompts of a tree (one prompt: a tree of one branch) that attend to the tree once
+    plus their own suffix cache: the backend's session wherever shared-prefix attention decodes."""
 
     def __init__(self, model: Any, tree: PromptTree, device: str) -> None:
         from transformers import DynamicCache

@@ -1,13 +1,16 @@
 """Attention over one shared prompt prefix plus a per-row suffix, without copying the prefix.
 
 After a single prefill, the prompt's keys and values (1, kv_heads, P, d) are
-kept once per layer. Each decode step, every row's query attends to
+kept once per layer, in a prompt tree (:class:`~diagnose.decode.prompt_tree.PromptTree`:
+one prompt is its one branch; several share a root). Each decode step, every
+row's query attends to
 
-* the shared prefix: one attention per kv head, with all rows' queries stacked
-  along the query dimension, so the prefix is read once per step for the whole
-  batch and never expanded to B copies (through PyTorch's fused attention
-  kernels, which also return each query's log-sum-exp: the CPU flash kernel, or
-  the memory-efficient one on CUDA);
+* the shared prefix (the tree's ``attend``: the :class:`Prefix` this function takes):
+  one attention per kv head, with all rows' queries stacked along the query
+  dimension, so the prefix is read once per step for the whole batch and never
+  expanded to B copies (through PyTorch's fused attention kernels, which also
+  return each query's log-sum-exp: the CPU flash kernel, or the memory-efficient
+  one on CUDA);
 * its own suffix (the tokens it generated so far, from an ordinary per-row cache).
 
 Both blocks share one softmax, merged in float32: the prefix's normalised output
@@ -20,8 +23,9 @@ What the kernel implements (:data:`IMPLEMENTED`), beside plain causal attention:
 
 * ``scaling``: the layer's own score scale;
 * ``sliding_window``: keys at positions in (position - window, position], as
-  transformers' sliding masks; the window is measured from the query's position
-  (every row of a session decodes the same position: one prompt, one step);
+  transformers' sliding masks; the window is measured from each row's own
+  position (the prompt tree's ``attend`` cuts the prompt's keys, this function
+  the row's own);
 * ``softcap``: scores become ``softcap * tanh(scores / softcap)`` (Gemma 2), on
   the prefix through two matrix products instead of the fused kernel;
 * ``s_aux``: one sink logit per head that joins the softmax's normaliser and
@@ -42,7 +46,7 @@ from __future__ import annotations
 import functools
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import torch
 
@@ -99,25 +103,14 @@ def prefix_layers(cache: Any, prompt: int) -> list[PrefixLayer]:
             for layer in cache.layers]
 
 
-@dataclass
-class SharedPrefix:
-    """The prompt's keys and values per layer, and the position each decode step's query sits at."""
-
-    layers: list[PrefixLayer]
-    position: int
+class Prefix(Protocol):
+    """What the kernel needs of the prompt's stored keys and values: the rows' attention over them
+    (:class:`~diagnose.decode.prompt_tree.PromptTree` is the one implementation)."""
 
     def attend(self, layer_index: int, q: torch.Tensor, scale: float, softcap: float | None,
                window: int | None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Attention of the rows' queries (kv_heads, B*group, d) over this layer's prefix:
-        normalised output and log-sum-exp, as :func:`prefix_attention`. A tree of prompts
-        (:mod:`diagnose.decode.prompt_tree`) stands in with its own ``attend``."""
-        layer = self.layers[layer_index]
-        keys, values = layer.keys, layer.values
-        if window is not None:
-            # Keys at positions > position - window.
-            drop = max(0, self.position - window + 1 - layer.start)
-            keys, values = keys[:, :, drop:], values[:, :, drop:]
-        return prefix_attention(q, keys, values, scale, softcap)
+        """Attention of the rows' queries (kv_heads, B*group, d) over this layer's prefix: normalised
+        output (kv_heads, B*group, dv) and log-sum-exp (kv_heads, B*group, 1), as :func:`prefix_attention`."""
 
 
 def registered_name(stock: str) -> str:
@@ -139,7 +132,7 @@ def shared_prefix_attention(
     key: torch.Tensor,
     value: torch.Tensor,
     attention_mask: torch.Tensor | None,
-    shared_prefix: SharedPrefix | None = None,
+    shared_prefix: Prefix | None = None,
     stock: str = "sdpa",
     **kwargs: Any,
 ) -> tuple[torch.Tensor, None]:

@@ -7,7 +7,16 @@ import types
 import pytest
 import torch
 
-from diagnose.decode.shared_prefix import PrefixLayer, SharedPrefix, shared_prefix_attention
+from diagnose.decode.prompt_tree import PromptTree
+from diagnose.decode.shared_prefix import PrefixLayer, shared_prefix_attention
+
+
+def _prompt(layers: list[PrefixLayer | None], length: int, rows: int, generated: int) -> PromptTree:
+    """A prompt of ``length`` tokens prefilled whole (a tree of one branch) whose ``rows`` rows have
+    generated ``generated`` tokens before this step: they decode position ``length + generated``."""
+    tree = PromptTree.whole(layers, length, rows)
+    tree.step = generated
+    return tree
 
 
 def _reference(query, keys, values, scale):
@@ -36,7 +45,7 @@ def test_matches_attention_over_concatenated_keys(batch, heads, kv_heads, prefix
     suffix_k = torch.randn(batch, kv_heads, suffix, dim, generator=gen)
     suffix_v = torch.randn(batch, kv_heads, suffix, dim, generator=gen)
     module = types.SimpleNamespace(layer_idx=1)
-    shared = SharedPrefix([None, PrefixLayer(prefix_k, prefix_v, 0)], prefix + suffix - 1)
+    shared = _prompt([None, PrefixLayer(prefix_k, prefix_v, 0)], prefix, batch, suffix - 1)
     got, _ = shared_prefix_attention(module, query, suffix_k, suffix_v, None, scaling=0.25, shared_prefix=shared)
     full_k = torch.cat([prefix_k.expand(batch, -1, -1, -1), suffix_k], dim=2)
     full_v = torch.cat([prefix_v.expand(batch, -1, -1, -1), suffix_v], dim=2)
@@ -47,11 +56,13 @@ def test_matches_attention_over_concatenated_keys(batch, heads, kv_heads, prefix
 def test_each_row_depends_only_on_its_own_suffix():
     gen = torch.Generator().manual_seed(1)
     query = torch.randn(3, 4, 1, 8, generator=gen)
-    prefix = SharedPrefix([PrefixLayer(torch.randn(1, 2, 10, 8, generator=gen), torch.randn(1, 2, 10, 8, generator=gen), 0)], 13)
+    layers = [PrefixLayer(torch.randn(1, 2, 10, 8, generator=gen), torch.randn(1, 2, 10, 8, generator=gen), 0)]
     suffix_k, suffix_v = torch.randn(3, 2, 4, 8, generator=gen), torch.randn(3, 2, 4, 8, generator=gen)
     module = types.SimpleNamespace(layer_idx=0)
-    batch_out, _ = shared_prefix_attention(module, query, suffix_k, suffix_v, None, shared_prefix=prefix)
-    alone, _ = shared_prefix_attention(module, query[1:2], suffix_k[1:2], suffix_v[1:2], None, shared_prefix=prefix)
+    batch_out, _ = shared_prefix_attention(module, query, suffix_k, suffix_v, None,
+                                           shared_prefix=_prompt(layers, 10, 3, 3))
+    alone, _ = shared_prefix_attention(module, query[1:2], suffix_k[1:2], suffix_v[1:2], None,
+                                       shared_prefix=_prompt(layers, 10, 1, 3))
     torch.testing.assert_close(batch_out[1:2], alone, atol=1e-6, rtol=1e-6)
 
 
@@ -121,7 +132,7 @@ def test_windows_softcapping_and_sinks_match_eager_attention(window, softcap, wi
     sinks = torch.randn(heads, generator=gen) if with_sinks else None
     start = prompt - kept if kept else 0
     layer = PrefixLayer(prefix_k[:, :, start:], prefix_v[:, :, start:], start)
-    shared = SharedPrefix([layer], prompt + suffix - 1)
+    shared = _prompt([layer], prompt, batch, suffix - 1)
     module = types.SimpleNamespace(layer_idx=0)
     got, _ = shared_prefix_attention(module, query, suffix_k, suffix_v, None, shared_prefix=shared, scaling=0.3,
                                      sliding_window=window, softcap=softcap, s_aux=sinks)
@@ -139,7 +150,7 @@ def test_a_keyword_it_does_not_implement_is_refused_not_dropped():
     assert unsupported({"dropout": 0.1, "output_attentions": True}) == ["dropout", "output_attentions"]
     gen = torch.Generator().manual_seed(4)
     query, keys = torch.randn(1, 2, 1, 4, generator=gen), torch.randn(1, 2, 3, 4, generator=gen)
-    shared = SharedPrefix([PrefixLayer(keys, keys, 0)], 3)
+    shared = _prompt([PrefixLayer(keys, keys, 0)], 3, 1, 0)
     with pytest.raises(UnsupportedAttention, match="position_bias"):
         shared_prefix_attention(types.SimpleNamespace(layer_idx=0), query, keys, keys, None,
                                 shared_prefix=shared, position_bias=torch.zeros(1))
@@ -160,7 +171,7 @@ def test_half_precision_output_is_rounded_once(dtype, fused, monkeypatch):
              torch.randn(batch, kv_heads, suffix, dim, generator=gen), torch.randn(batch, kv_heads, suffix, dim, generator=gen)]
     prefix_k, prefix_v, suffix_k, suffix_v = (p.to(dtype) for p in parts)
     query = torch.randn(batch, heads, 1, dim, generator=gen).to(dtype)
-    shared = SharedPrefix([PrefixLayer(prefix_k, prefix_v, 0)], prompt + suffix - 1)
+    shared = _prompt([PrefixLayer(prefix_k, prefix_v, 0)], prompt, batch, suffix - 1)
     got, _ = shared_prefix_attention(types.SimpleNamespace(layer_idx=0), query, suffix_k, suffix_v, None,
                                      shared_prefix=shared, scaling=0.2)
     full_k = torch.cat([prefix_k.expand(batch, -1, -1, -1), suffix_k], dim=2).double()
