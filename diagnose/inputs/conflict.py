@@ -111,7 +111,7 @@ def _inside(text: str, span: str, ranges: list[tuple[int, int]]) -> bool:
 
 FEATURES: tuple[str, ...] = (
     "value_split", "stance_split", "minority_share", "copy_mismatch", "camp_gap", "vote_gap", "spread",
-    "extra_centers", "center_gap", "read_split", "pair_split",
+    "extra_centers", "center_gap", "read_split", "pair_split", "echo",
 )
 """What the conflict score reads, each in 0..1:
 
@@ -127,7 +127,9 @@ FEATURES: tuple[str, ...] = (
 - ``read_split``: read tier: how far apart the documents' own answers are (0 when not read);
 - ``pair_split``: read tier, yes/no questions: the mean probability the generator gives to "no"
   when asked whether two documents that take a side give the same answer
-  (:mod:`diagnose.inputs.compare`; 0 when not asked).
+  (:mod:`diagnose.inputs.compare`; 0 when not asked);
+- ``echo``: a reader that decides, other questions: of the documents outside the largest
+  center, the share whose text also states the largest center's value (0 otherwise).
 """
 
 

@@ -3,9 +3,10 @@
 With the reference reader (or a server) the reader's answers decide, and the static
 tier's signals are features beside them, not the other way round:
 
-- yes/no questions: the document's stance is the sign of its yes-minus-no margin,
-  centred on the reader's lean (its margin on a document that says nothing); its
-  strength is the distance from that lean;
+- yes/no questions: the document's stance is the sign of its yes-minus-no margin and
+  its strength the margin's size. Not centred on the reader's lean (its margin on a
+  blank document): with no "not stated" to say, the reader answers a blank document
+  with a firm no, and centring on that turned every document of a dev case to yes;
 - other questions: an answer the reader says is not stated is no answer; a typed value in
   the answer (:func:`~diagnose.text.values.extract_values`, so "3 g" equals "3,000 mg" and
   "EUR 180" equals "180 euros") groups with equal values (:func:`~diagnose.text.compare.same_value`);
@@ -46,10 +47,10 @@ READER_PREFIX = "reader:"
 
 
 def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]], embedder: "Embedder",
-                   yes_no: bool, settings: "InputSettings", lean: float | None = None) -> list[DocAnswer | None]:
+                   yes_no: bool, settings: "InputSettings") -> list[DocAnswer | None]:
     """Per document, its answer as the reader read it (see the module docstring)."""
     if yes_no:
-        return [_stance(r, c, lean or 0.0) for r, c in zip(readings, claims)]
+        return [_stance(r, c) for r, c in zip(readings, claims)]
     answers = [None if states_nothing(r.answer) else r.answer for r in readings]
     values = [_first_value(a) if a else None for a in answers]
     same_answer = _same_answer(answers, values, embedder, settings.read_answer_similarity)
@@ -66,12 +67,12 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
     return out
 
 
-def _stance(r: "DocumentReading", doc: list[Claim], lean: float) -> DocAnswer | None:
+def _stance(r: "DocumentReading", doc: list[Claim]) -> DocAnswer | None:
     if r.yes_margin is None:
         return None
-    centred = r.yes_margin - lean
     claim = doc[0] if doc else None
-    return DocAnswer(YES if centred >= 0 else NO, claim.sentence.text if claim else r.answer, claim, None, abs(centred))
+    return DocAnswer(YES if r.yes_margin >= 0 else NO, claim.sentence.text if claim else r.answer, claim, None,
+                     abs(r.yes_margin))
 
 
 def _first_value(answer: str) -> Value | None:

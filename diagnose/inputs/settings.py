@@ -64,7 +64,7 @@ class InputSettings:
     """Read tier: a margin this far from the bias weighs as much as a clear claim."""
     read_answer_similarity: float = 0.8
     """Read tier: free-text answers at least this similar (cosine) are one answer."""
-    reader_entity_similarity: float = 0.6
+    reader_entity_similarity: float = 0.5
     """Reader: two documents whose ``about`` readings are less similar than this (cosine) are about
     different things, and never share an answer key."""
     compare_documents: int = 4

@@ -47,6 +47,7 @@ from diagnose.inputs.standing import mark_standing, read_documents
 from diagnose.report import AnswerValue, Conflict, ConflictPair, DocumentView, GravityCenter, InputReport
 from diagnose.text.questions import asked_dimensions, asked_value_kinds, is_yes_no_question, predicate_text
 from diagnose.text.sentences import content_tokens
+from diagnose.text.compare import same_value
 from diagnose.text.values import extract_values
 
 if TYPE_CHECKING:
@@ -89,10 +90,11 @@ def analyze_inputs(
     decides = reader is not None and reader.decides
     if reader is not None:
         # A yes/no question's lean (the margin on a document that says nothing) is read in the same batch.
-        readings = reader.read(case.question, texts + [NO_INFORMATION] if yes_no else texts, yes_no)
-        lean = readings.pop().yes_margin if yes_no else None
+        lean_too = yes_no and not decides  # a reader that decides reads stances by their sign, no lean
+        readings = reader.read(case.question, texts + [NO_INFORMATION] if lean_too else texts, yes_no)
+        lean = readings.pop().yes_margin if lean_too else None
         if decides:
-            found = reader_answers(readings, claims, embedder, yes_no, settings, lean=lean)
+            found = reader_answers(readings, claims, embedder, yes_no, settings)
         else:
             asks_value = bool(asked_value_kinds(case.question))
             found = read_answers(readings, found, claims, embedder, yes_no, settings, asks_value=asks_value,
@@ -233,6 +235,7 @@ def _conflict(texts, ids, emb, members, found, copies, yes_no, readings, compari
             if pair is not None:
                 pairs.append(pair)
     features = _features(emb, members, found, copies, yes_no, readings, split, share, settings)
+    features["echo"] = _echo(texts, members, found) if decides and not yes_no else 0.0
     features["pair_split"] = pair_split(comparisons) if comparisons else 0.0
     if yes_no and not comparisons and not decides:
         features = cf.without_stance(features)
@@ -287,6 +290,19 @@ def _features(emb, members, found, copies, yes_no, readings, split, share, setti
         "center_gap": center_gap,
         "read_split": read_split,
     }
+
+
+def _echo(texts: list[str], members: list[list[int]], found: list[DocAnswer | None]) -> float:
+    """Of the documents outside the largest center that give an answer, the share whose own text
+    also states the largest center's value: a reader that picked another value of such a text
+    may have read it in another role (a packed weight beside the trail weight)."""
+    if len(members) < 2:
+        return 0.0
+    top = next((found[i].value for i in members[0] if found[i] is not None and found[i].value is not None), None)
+    others = [i for m in members[1:] for i in m if found[i] is not None and found[i].key is not None]
+    if top is None or not others:
+        return 0.0
+    return sum(any(same_value(v, top) for v in extract_values(texts[i])) for i in others) / len(others)
 
 
 def _evidence(texts, ids, emb, cross, clash, found, copy_pairs, yes_no, settings) -> ConflictPair | None:

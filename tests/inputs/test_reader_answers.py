@@ -38,8 +38,8 @@ def test_descriptions_of_one_thing_at_two_granularities_are_not_two_things():
     assert keys[0] == keys[1]
 
 
-def test_yes_no_stances_are_the_margins_sign_around_the_readers_lean():
-    found = reader_answers([DocumentReading("yes", 1.5, 10), DocumentReading("no", 0.2, 10)], [[], []],
-                           WordEmbedder(), True, InputSettings(), lean=0.5)
+def test_yes_no_stances_are_the_margins_sign_and_size():
+    found = reader_answers([DocumentReading("yes", 1.5, 10), DocumentReading("no", -0.3, 10)], [[], []],
+                           WordEmbedder(), True, InputSettings())
     assert [f.key for f in found] == [YES, NO]
-    assert found[0].strength == pytest.approx(1.0) and found[1].strength == pytest.approx(0.3)
+    assert found[0].strength == pytest.approx(1.5) and found[1].strength == pytest.approx(0.3)
