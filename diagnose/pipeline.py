@@ -45,17 +45,19 @@ class Diagnoser:
             registry = ModelRegistry(settings.models, notify=progress.phase)
         return cls(settings, registry, progress)
 
-    def analyze(self, case: Case, plan: "ReaderPlan | None" = None, sampled_backend=None) -> tuple[InputAnalysis, list[int]]:
+    def analyze(self, case: Case, reader: str | None = None, legacy: str | None = None,
+                sampled_backend=None) -> tuple[InputAnalysis, list[int]]:
         """The input stage; also returns the assembled prompt's token ids.
 
-        ``plan`` says who reads the documents (:mod:`diagnose.reader.choose`; None: static);
-        ``sampled_backend`` is the model being diagnosed, for ``sampled``."""
+        ``reader`` and ``legacy`` choose who reads the documents (:meth:`reader_plan`); the prompt is
+        assembled (and refused when too large) before any reader loads. ``sampled_backend`` is the
+        model being diagnosed, for ``sampled``."""
         self.progress.phase("loading tokenizer")
         counter = self.registry.prompt_counter(case.model)
-        plan = plan or ReaderPlan("static")
-        reader, info = self._reader(case, plan, sampled_backend)
-        self.progress.phase("embedding documents")
         prompt_ids = counter.chat_ids(build_messages(case))
+        plan = self.reader_plan(case, reader, legacy)
+        chosen, info = self._reader(case, plan, sampled_backend)
+        self.progress.phase("embedding documents")
         analysis = analyze_inputs(
             case,
             self.registry.embedder(),
@@ -63,7 +65,7 @@ class Diagnoser:
             count_tokens=counter.count_tokens,
             prompt=flat_prompt(case),
             context_window=counter.context_window,
-            reader=_ProgressReader(reader, self.progress) if reader is not None else None,
+            reader=_ProgressReader(chosen, self.progress) if chosen is not None else None,
         )
         analysis.report.reader = info
         if not plan.reads:
@@ -107,12 +109,8 @@ class Diagnoser:
     def inputs(self, case: Case, read: bool = False, reader: str | None = None) -> Report:
         """Input stage only. ``reader``: who reads the documents (``--reader``; see
         :meth:`reader_plan`); ``read`` (the older ``--read``) means ``sampled``."""
-        plan = self.reader_plan(case, reader, "sampled" if read else None)
-        backend = None
-        if plan.choice == "sampled":
-            self.progress.phase("loading generator")
-            backend = self.registry.generator(case.model)
-        analysis, _ = self.analyze(case, plan, backend)
+        analysis, _ = self.analyze(case, reader, "sampled" if read else None)
+        backend = self.registry.generator(case.model) if analysis.report.reader.kind == "sampled" else None
         environment = fingerprint(backend.identity if backend else None, self.registry.embedder_identity(),
                                   backend.name if backend else None)
         return self._report(case, analysis, None, environment, None)
@@ -151,8 +149,8 @@ class Diagnoser:
 
         self.progress.phase("loading generator")
         backend = remote or self.registry.generator(case.model)
-        plan = self.reader_plan(case, reader, None if read is None else "sampled" if read else "static")
-        analysis, prompt_ids = self.analyze(case, plan, backend)
+        analysis, prompt_ids = self.analyze(case, reader, None if read is None else "sampled" if read else "static",
+                                            backend)
         rows = len(case.sampling.temperatures) * case.sampling.seeds
         self.progress.phase(
             f"sampling {rows} rows on {backend.name}",

@@ -40,7 +40,7 @@ class FakeDiagnoser:
             raise self.crash
         return report_with(self.verdict)
 
-    def inputs(self, case, read: bool = False) -> Report:
+    def inputs(self, case, read: bool = False, reader: str | None = None) -> Report:
         return self._report()
 
     def run(self, case, **kwargs) -> Report:

@@ -20,7 +20,7 @@ def fake_pipeline(monkeypatch):
     """The CLI asks diagnose.pipeline for its factory at call time; hand it the fake."""
     from diagnose import pipeline
 
-    monkeypatch.setattr(pipeline, "nightly_diagnose_factory", lambda: fake_report)
+    monkeypatch.setattr(pipeline, "nightly_diagnose_factory", lambda reader=None: fake_report)
 
 
 def test_nightly_passes_unchanged_and_fails_changed(tmp_path: Path, capsys):

@@ -31,7 +31,7 @@ def test_inputs_honours_the_thread_variable(thread_calls, monkeypatch, tmp_path:
     case = tmp_path / "case.yaml"
     case.write_text("id: ferry\nquestion: When does the Maribo ferry leave?\ndocuments: []\n")
     monkeypatch.setenv("RAG_DIAGNOSE_THREADS", "2")
-    monkeypatch.setattr(Diagnoser, "inputs", lambda self, parsed, read=False: make_report(case_id=parsed.id))
+    monkeypatch.setattr(Diagnoser, "inputs", lambda self, parsed, read=False, reader=None: make_report(case_id=parsed.id))
     assert invoke(["inputs", str(case), "--out", str(tmp_path / "r.json")]) == 0
     assert thread_calls == [2]
 
