@@ -23,6 +23,8 @@ center (:func:`diagnose.inputs.centers.group_documents`).
 
 from __future__ import annotations
 
+import math
+import re
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -94,7 +96,7 @@ def _same_answer(answers: list[str | None], values: list[Value | None], embedder
             if not answers[i] or not answers[j]:
                 continue
             if values[i] is not None and values[j] is not None:
-                same[i, j] = same_value(values[i], values[j])
+                same[i, j] = _same_typed(values[i], values[j])
             elif values[i] is None and values[j] is None:
                 same[i, j] = norm[i] == norm[j] or cos[at[i], at[j]] >= similarity
             else:
@@ -102,23 +104,43 @@ def _same_answer(answers: list[str | None], values: list[Value | None], embedder
     return same
 
 
+def _same_typed(a: Value, b: Value) -> bool:
+    """Equal values, or a bare number equal to a measured one (the reader left the unit out:
+    "24" beside "$24")."""
+    if same_value(a, b):
+        return True
+    bare = [v for v in (a, b) if v.kind == "number"]
+    if len(bare) != 1 or a.magnitude is None or b.magnitude is None:
+        return False
+    return math.isclose(a.magnitude, b.magnitude, rel_tol=0.005)
+
+
 def _same_thing(abouts: list[str | None], embedder: "Embedder", similarity: float) -> np.ndarray:
-    """``(n, n)`` bool: the documents are about one thing, unless their ``about`` readings share
-    a name but otherwise differ (cosine below ``similarity``): "Jaguar, a sports team" and
-    "Jaguar, a car maker" are two things; "FAQ" and "Northstar Airways flights" only describe
-    one at two granularities (unknown counts as the same)."""
+    """``(n, n)`` bool: the documents are about one thing, unless both ``about`` readings give a
+    name and a kind ("Jaguar, a sports team": the reader is asked for both), the names share a
+    word, and the kinds are unlike (cosine below ``similarity``): a team and a console named
+    alike are two things; "Master Services Agreement" and "Brightline Data Services LLC"
+    (no kinds given) only describe one from two sides (unknown counts as the same)."""
     n = len(abouts)
-    known = [i for i in range(n) if abouts[i]]
-    norm = [normalise_text(a) if a else "" for a in abouts]
-    words = [set(content_tokens(a)) if a else set() for a in abouts]
-    cos = _cosines([norm[i] for i in known], embedder)
+    parts = [_name_and_kind(a) for a in abouts]
+    known = [i for i in range(n) if parts[i] is not None]
+    kinds = _cosines([normalise_text(parts[i][1]) for i in known], embedder)
     at = {i: k for k, i in enumerate(known)}
     same = np.ones((n, n), bool)
     for i in known:
         for j in known:
-            one_name = bool(words[i] & words[j])
-            same[i, j] = not one_name or norm[i] == norm[j] or cos[at[i], at[j]] >= similarity
+            one_name = bool(set(content_tokens(parts[i][0])) & set(content_tokens(parts[j][0])))
+            same[i, j] = not one_name or kinds[at[i], at[j]] >= similarity
     return same
+
+
+def _name_and_kind(about: str | None) -> tuple[str, str] | None:
+    """("Jaguar", "sports team") from "Jaguar, a sports team"; None without a kind."""
+    if not about or "," not in about:
+        return None
+    name, kind = (part.strip() for part in about.split(",", 1))
+    kind = re.sub(r"^(?:an?|the)\s+", "", kind, flags=re.IGNORECASE)
+    return (name, kind) if name and kind else None
 
 
 def _cosines(texts: list[str], embedder: "Embedder") -> np.ndarray:
