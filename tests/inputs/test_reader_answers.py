@@ -43,3 +43,13 @@ def test_yes_no_stances_are_the_margins_sign_and_size():
                            WordEmbedder(), True, InputSettings())
     assert [f.key for f in found] == [YES, NO]
     assert found[0].strength == pytest.approx(1.5) and found[1].strength == pytest.approx(0.3)
+
+
+def test_a_bare_number_equals_a_measured_value_of_its_magnitude():
+    keys = _keys(("24 USD per user per month", None), ("24 per user/month", None), ("29 USD", None))
+    assert keys[0] == keys[1] != keys[2]
+
+
+def test_names_without_kinds_are_never_split_even_when_they_share_a_word():
+    keys = _keys(("90 days", "Master Services Agreement"), ("90 days", "Brightline Data Services LLC"))
+    assert keys[0] == keys[1]
