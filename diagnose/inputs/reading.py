@@ -45,7 +45,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
 
-from diagnose.reader.readings import NO_VARIANTS, YES_VARIANTS, DocumentReading, margin_from_logprobs
+from diagnose.reader.readings import NO_VARIANTS, YES_VARIANTS, DocumentReading, ReadingStats, margin_from_logprobs
 
 __all__ = [
     "DocumentReader",
@@ -72,16 +72,6 @@ REMOTE_CHARS_PER_TOKEN = 4
 REMOTE_TOP_LOGPROBS = 20
 _CHARS_PER_TOKEN_BOUND = 16
 """A token is rarely longer than this: text beyond max tokens x this is never tokenized."""
-
-
-@dataclass
-class ReadingStats:
-    documents: int = 0
-    """Documents the model actually read (empty ones are not counted)."""
-    prefill_s: float = 0.0
-    decode_s: float = 0.0
-    prompt_tokens: int = 0
-    generated_tokens: int = 0
 
 
 DocumentCallback = Callable[[int], None]

@@ -17,21 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from diagnose.errors import ModelError
+from diagnose.reader.readings import ReadingStats
 
-__all__ = ["EngineStats", "LlamaEngine", "Reply"]
-
-
-@dataclass
-class EngineStats:
-    documents: int = 0
-    """Documents read (the reader counts them)."""
-    prompt_tokens: int = 0
-    """Prompt tokens of every call (shared heads included)."""
-    evaluated_tokens: int = 0
-    """Prompt tokens actually evaluated (the rest came from the key/value cache)."""
-    generated_tokens: int = 0
-    prefill_s: float = 0.0
-    decode_s: float = 0.0
+__all__ = ["LlamaEngine", "Reply"]
 
 
 @dataclass(frozen=True)
@@ -69,7 +57,7 @@ class LlamaEngine:
             ids = self.llm.tokenize(piece.encode(), add_bos=False, special=True)
             if len(ids) == 1:
                 self._eog.add(ids[0])
-        self.stats = EngineStats()
+        self.stats = ReadingStats()
 
     @property
     def context(self) -> int:

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-__all__ = ["DocumentReading", "NO_VARIANTS", "YES_VARIANTS", "margin_from_logprobs"]
+__all__ = ["DocumentReading", "NO_VARIANTS", "ReadingStats", "YES_VARIANTS", "margin_from_logprobs"]
 
 YES_VARIANTS: tuple[str, ...] = ("Yes", "yes", " Yes", " yes", "YES")
 NO_VARIANTS: tuple[str, ...] = ("No", "no", " No", " no", "NO")
@@ -28,6 +28,21 @@ class DocumentReading:
     """A reader that asks: the date the document gives for itself, as the reader wrote it."""
     superseded: bool = False
     """A reader that asks: the document says of itself that it is archived or replaced."""
+
+
+@dataclass
+class ReadingStats:
+    """What a reader's reading cost, summed over its calls."""
+
+    documents: int = 0
+    """Documents the model actually read (empty ones are not counted)."""
+    prefill_s: float = 0.0
+    decode_s: float = 0.0
+    prompt_tokens: int = 0
+    """Prompt tokens of every call (shared heads included)."""
+    evaluated_tokens: int = 0
+    """Prompt tokens actually evaluated (the rest came from a key/value cache); 0 when not known."""
+    generated_tokens: int = 0
 
 
 def _logsumexp(values: Sequence[float]) -> float:

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal, Protocol
 
 from diagnose.reader.readings import NO_VARIANTS, YES_VARIANTS, DocumentReading, margin_from_logprobs
-from diagnose.reader.llama import EngineStats, Reply
+from diagnose.reader.llama import Reply
+from diagnose.reader.readings import ReadingStats
 from diagnose.reader.prompt import messages, parse_reply
 
 __all__ = ["ReaderIdentity", "ServerEngine", "StructuredReader", "reference_reader", "server_reader"]
@@ -43,7 +44,7 @@ class ReaderIdentity:
 
 
 class Engine(Protocol):
-    stats: EngineStats
+    stats: ReadingStats
 
     def reply(self, chat: list[dict[str, str]], max_tokens: int, first_tokens: tuple[str, ...] = (),
               stop_lines: int = 0) -> Reply: ...
@@ -66,7 +67,7 @@ class StructuredReader:
         self._lock = threading.Lock()
 
     @property
-    def stats(self) -> EngineStats:
+    def stats(self) -> ReadingStats:
         return self.engine.stats
 
     def read(self, question: str, documents: list[str], yes_no: bool,
@@ -111,7 +112,7 @@ class ServerEngine:
 
     def __init__(self, backend: Any) -> None:
         self.backend = backend
-        self.stats = EngineStats()
+        self.stats = ReadingStats()
 
     def truncate(self, text: str, limit: int) -> str:
         return text[: limit * self.CHARS_PER_TOKEN]

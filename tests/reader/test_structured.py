@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from diagnose.reader.llama import EngineStats, Reply
+from diagnose.reader.llama import Reply
+from diagnose.reader.readings import ReadingStats
 from diagnose.reader.structured import ReaderIdentity, ServerEngine, StructuredReader
 
 
@@ -14,7 +15,7 @@ class ScriptedEngine:
     """Answers by looking the document up in ``replies``; records every prompt."""
 
     def __init__(self, replies: dict[str, Reply]) -> None:
-        self.replies, self.prompts, self.stats = replies, [], EngineStats()
+        self.replies, self.prompts, self.stats = replies, [], ReadingStats()
 
     def truncate(self, text: str, limit: int) -> str:
         return text[:limit]
