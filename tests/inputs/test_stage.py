@@ -120,6 +120,8 @@ STIPEND = _case(
 class _PairReader:
     """A reader whose pairwise answer is fixed: ``margin`` for every pair (negative: different)."""
 
+    decides = False  # it adjusts the text's answers, as the sampled model's reader does
+
     def __init__(self, margin: float) -> None:
         self.margin, self.pairs = margin, 0
 
