@@ -82,8 +82,8 @@ def analyze_inputs(
     found = _static_answers(case.question, predicate, claims, texts, yes_no, settings)
     # Noise is a fact of the text: decided on what the documents state, not on what a model reads into
     # them; a reader that decides reads the text, so its answers decide noise too.
-    features = [text_features(t) for t in texts]
-    noise = _noise(found, relevance, features, emb, settings)
+    features, isolated = [text_features(t) for t in texts], isolation(emb)
+    noise = _noise(found, relevance, features, isolated, settings)
     readings = None
     comparisons = None
     decides = reader is not None and reader.decides
@@ -94,7 +94,7 @@ def analyze_inputs(
         lean = readings.pop().yes_margin if lean_too else None
         if decides:
             found = reader_answers(readings, claims, embedder, yes_no, settings)
-            noise = _noise(found, relevance, features, emb, settings)
+            noise = _noise(found, relevance, features, isolated, settings)
         else:
             asks_value = bool(asked_value_kinds(case.question))
             found = read_answers(readings, found, claims, embedder, yes_no, settings, asks_value=asks_value,
@@ -140,14 +140,14 @@ def analyze_inputs(
     return InputAnalysis(report, emb, qvec, center_answers, projection, claim_emb)
 
 
-def _noise(found: list[DocAnswer | None], relevance: np.ndarray, features, emb: np.ndarray,
+def _noise(found: list[DocAnswer | None], relevance: np.ndarray, features, isolated: np.ndarray,
            settings: InputSettings) -> np.ndarray:
     """Noise per document (:func:`diagnose.inputs.noise.noise_mask`): an answer another document
     also gives keeps a document out of the noise."""
     support = Counter(a.key for a in found if a and a.key)
     answered = np.array([a is not None and a.key is not None for a in found], bool)
     corroborated = np.array([a is not None and a.key is not None and support[a.key] > 1 for a in found], bool)
-    return noise_mask(relevance, answered, features, settings, isolation(emb), corroborated)
+    return noise_mask(relevance, answered, features, settings, isolated, corroborated)
 
 
 def _static_answers(question: str, predicate: list[str], claims, texts: list[str], yes_no: bool,

@@ -63,7 +63,6 @@ class StructuredReader:
         self.engine = engine
         self.identity = identity
         self.max_document_tokens = max_document_tokens
-        self.seconds = 0.0
         self._lock = threading.Lock()
 
     @property
@@ -87,13 +86,11 @@ class StructuredReader:
     def _read_one(self, question: str, text: str, yes_no: bool) -> DocumentReading:
         if not text.strip():
             return DocumentReading("", None, 0)
-        started = time.perf_counter()
         chat = messages(question, self.engine.truncate(text, self.max_document_tokens))
         if yes_no:  # the margin is the answer: one token
             reply = self.engine.reply(chat, 1, YES_VARIANTS + NO_VARIANTS, 1)
         else:
             reply = self.engine.reply(chat, MAX_REPLY_TOKENS, (), REPLY_LINES)
-        self.seconds += time.perf_counter() - started
         self.stats.documents += 1
         fields = parse_reply(reply.text)
         margin = margin_from_logprobs(reply.first_logprobs) if yes_no else None
