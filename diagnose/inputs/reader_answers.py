@@ -7,7 +7,10 @@ tier's signals are features beside them, not the other way round:
   its strength the margin's size. Not centred on the reader's lean (its margin on a
   blank document): with no "not stated" to say, the reader answers a blank document
   with a firm no, and centring on that turned every document of a dev case to yes;
-- other questions: an answer the reader says is not stated is no answer; a typed value in
+- other questions: an answer the reader says is not stated is no answer, and so is a typed
+  value its document does not state (no value the parser finds in the document equals it): a
+  small reader that finds nothing to answer sometimes writes a value of its own (its prompt's
+  example, a number from the question) instead of "not stated". Otherwise a typed value in
   the answer (:func:`~diagnose.text.values.extract_values`, so "3 g" equals "3,000 mg" and
   "EUR 180" equals "180 euros") groups with equal values (:func:`~diagnose.text.compare.same_value`);
   a free-text answer with equal normalised text or an embedding cosine of at least
@@ -49,12 +52,16 @@ READER_PREFIX = "reader:"
 
 
 def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]], embedder: "Embedder",
-                   yes_no: bool, settings: "InputSettings") -> list[DocAnswer | None]:
-    """Per document, its answer as the reader read it (see the module docstring)."""
+                   yes_no: bool, settings: "InputSettings", texts: list[str]) -> list[DocAnswer | None]:
+    """Per document, its answer as the reader read it (see the module docstring); ``texts``
+    are the documents it read."""
     if yes_no:
         return [_stance(r, c) for r, c in zip(readings, claims)]
     answers = [None if states_nothing(r.answer) else r.answer for r in readings]
     values = [_first_value(a) if a else None for a in answers]
+    for i, (value, text) in enumerate(zip(values, texts)):
+        if value is not None and not _stated_in(value, text):
+            answers[i] = values[i] = None
     same_answer = _same_answer(answers, values, embedder, settings.read_answer_similarity)
     same_thing = _same_thing([r.about for r in readings], embedder, settings.reader_entity_similarity)
     group = _groups([a is not None for a in answers], lambda i, j: same_answer[i, j] and same_thing[i, j])
@@ -80,6 +87,11 @@ def _stance(r: "DocumentReading", doc: list[Claim]) -> DocAnswer | None:
 def _first_value(answer: str) -> Value | None:
     found = extract_values(answer)
     return found[0] if found else None
+
+
+def _stated_in(value: Value, text: str) -> bool:
+    """Whether the document states a value equal to ``value`` (in any unit or writing)."""
+    return any(_same_typed(value, v) for v in extract_values(text))
 
 
 def _same_answer(answers: list[str | None], values: list[Value | None], embedder: "Embedder",

@@ -93,7 +93,7 @@ def analyze_inputs(
         readings = reader.read(case.question, texts + [NO_INFORMATION] if lean_too else texts, yes_no)
         lean = readings.pop().yes_margin if lean_too else None
         if decides:
-            found = reader_answers(readings, claims, embedder, yes_no, settings)
+            found = reader_answers(readings, claims, embedder, yes_no, settings, texts)
             noise = _noise(found, relevance, features, isolated, settings)
         else:
             asks_value = bool(asked_value_kinds(case.question))

@@ -118,7 +118,10 @@ def test_killed_postgres_worker_job_runs_again_exactly_once(pg_service, postgres
             jobs = conn.execute("SELECT status FROM procrastinate_jobs WHERE args->>'diagnosis_id' = %s",
                                 (diagnosis_id,)).fetchall()
         assert findings == len(done.report["findings"]) > 0
-        assert jobs == [("succeeded",)]
+        # Exactly once: one start per worker. A second delivery (an orphan sweep racing the
+        # requeue) may leave a second job row; it finds the diagnosis taken and runs nothing.
+        assert log.read_text().count(f"diagnosis {diagnosis_id} started") == 2, log.read_text()[-3000:]
+        assert jobs and set(jobs) == {("succeeded",)}
     finally:
         _stop(first)
         if second is not None:

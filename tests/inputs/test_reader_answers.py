@@ -11,9 +11,11 @@ from diagnose.reader.readings import DocumentReading
 from tests.fakes import WordEmbedder
 
 
-def _keys(*readings: tuple[str, str | None]) -> list[str | None]:
+def _keys(*readings: tuple[str, str | None], texts: list[str] | None = None) -> list[str | None]:
+    """Keys of the readings; each document states its answer unless ``texts`` says otherwise."""
+    texts = texts or [f"The document says {a}." for a, _ in readings]
     found = reader_answers([DocumentReading(a, None, 10, about=about) for a, about in readings],
-                           [[] for _ in readings], WordEmbedder(), False, InputSettings())
+                           [[] for _ in readings], WordEmbedder(), False, InputSettings(), texts)
     return [f.key if f else None for f in found]
 
 
@@ -25,6 +27,18 @@ def test_equal_values_in_other_units_are_one_answer(a, b):
 
 def test_a_document_that_does_not_answer_has_no_key():
     assert _keys(("not stated", None), ("1993", None))[0] is None
+
+
+def test_a_value_its_document_does_not_state_is_no_answer():
+    texts = ["The Kestrel 30 weighs 1.2 kg with its frame.", "Our stores open at nine every morning.",
+             "Kestrel 30: 1200 g, frame included."]
+    assert _keys(("1.2 kg", None), ("4.5 kg", None), ("1.2 kg", None), texts=texts) == ["reader:0", None, "reader:0"]
+
+
+def test_a_value_stated_in_another_unit_or_writing_is_stated():
+    texts = ["The limit is 3,000 mg a day.", "Refunds are accepted for fourteen days."]
+    keys = _keys(("3 g", None), ("14 days", None), texts=texts)
+    assert None not in keys
 
 
 def test_two_things_of_one_name_never_share_a_key_however_equal_their_answers():
@@ -40,7 +54,7 @@ def test_descriptions_of_one_thing_at_two_granularities_are_not_two_things():
 
 def test_yes_no_stances_are_the_margins_sign_and_size():
     found = reader_answers([DocumentReading("yes", 1.5, 10), DocumentReading("no", -0.3, 10)], [[], []],
-                           WordEmbedder(), True, InputSettings())
+                           WordEmbedder(), True, InputSettings(), ["", ""])
     assert [f.key for f in found] == [YES, NO]
     assert found[0].strength == pytest.approx(1.5) and found[1].strength == pytest.approx(0.3)
 
