@@ -111,7 +111,7 @@ def _inside(text: str, span: str, ranges: list[tuple[int, int]]) -> bool:
 
 FEATURES: tuple[str, ...] = (
     "value_split", "stance_split", "minority_share", "copy_mismatch", "camp_gap", "vote_gap", "spread",
-    "extra_centers", "center_gap", "read_split", "pair_split", "echo",
+    "extra_centers", "center_gap", "read_split", "pair_split", "echo", "static_conflict",
 )
 """What the conflict score reads, each in 0..1:
 
@@ -129,7 +129,9 @@ FEATURES: tuple[str, ...] = (
   when asked whether two documents that take a side give the same answer
   (:mod:`diagnose.inputs.compare`; 0 when not asked);
 - ``echo``: a reader that decides, other questions: of the documents outside the largest
-  center, the share whose text also states the largest center's value (0 otherwise).
+  center, the share whose text also states the largest center's value (0 otherwise);
+- ``static_conflict``: a reader that decides: the static tier's own conflict probability on the
+  case (the text rules' verdict as one signal beside the reader's answers; 0 otherwise).
 """
 
 

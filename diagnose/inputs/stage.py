@@ -87,12 +87,15 @@ def analyze_inputs(
     readings = None
     comparisons = None
     decides = reader is not None and reader.decides
+    static = None  # the static tier's verdict, a feature beside a deciding reader's answers
     if reader is not None:
         # A yes/no question's lean (the margin on a document that says nothing) is read in the same batch.
         lean_too = yes_no and not decides  # a reader that decides reads stances by their sign, no lean
         readings = reader.read(case.question, texts + [NO_INFORMATION] if lean_too else texts, yes_no)
         lean = readings.pop().yes_margin if lean_too else None
         if decides:
+            camps = stance_camps(found, emb, settings.stance_vote_weight, settings.camp_gap) if yes_no else found
+            static = _centers(texts, ids, emb, claims, camps, noise, yes_no, predicate, settings)[3]
             found = reader_answers(readings, claims, embedder, yes_no, settings, texts)
             noise = _noise(found, relevance, features, isolated, settings)
         else:
@@ -103,23 +106,16 @@ def analyze_inputs(
         found = stance_camps(found, emb, settings.stance_vote_weight, settings.camp_gap)
         if reader is not None:
             comparisons = compare_sides(reader, case.question, texts, found, noise, relevance, settings.compare_documents)
-    live = [not x for x in noise]
-    claim_spans = [[(c.sentence.start, c.sentence.start + len(c.sentence.text)) for c in doc] for doc in claims]
-    copies = cf.copy_mismatches(texts, claim_spans, settings.duplicate_ratio, live, settings.copy_span_words)
-    if not yes_no and not decides:  # the static tier's answer rules; a reader that reads needs none
-        found = backed_answers(shared_keys(edited_answers(copies, found)), texts, live, predicate)
-        found = unopposed_answers(found, texts, live)
-    assignment = _group(emb, found, noise, copies, settings)
-
-    center_ids = [f"c{k + 1}" for k in range(1 + max((a for a in assignment if a is not None), default=-1))]
+    found, assignment, members, conflict = _centers(
+        texts, ids, emb, claims, found, noise, yes_no, predicate, settings,
+        readings=readings, comparisons=comparisons, decides=decides, static=static)
+    center_ids = [f"c{k + 1}" for k in range(len(members))]
     weights = ctr.masses(assignment)
-    members = [[i for i, a in enumerate(assignment) if a == k] for k in range(len(center_ids))]
     center_answers = {cid: _center_answers([found[i] for i in m]) for cid, m in zip(center_ids, members)}
     centers = [
         GravityCenter(id=cid, documents=[ids[i] for i in m], mass=round(float(w), 6), label=_label(found, texts, m))
         for cid, m, w in zip(center_ids, members, weights)
     ]
-    conflict = _conflict(texts, ids, emb, members, found, copies, yes_no, readings, comparisons, settings, decides)
     projection = layout.fit_projection(emb)
     positions = projection(emb) if projection else np.zeros((len(ids), 2), np.float32)
     report = InputReport(
@@ -138,6 +134,25 @@ def analyze_inputs(
     if members:  # whether it is lost in the middle is decided once the prompt's tokens are counted
         report.strongest_center_position = layout.center_position(prompt, texts, members[0], count_tokens)
     return InputAnalysis(report, emb, qvec, center_answers, projection, claim_emb)
+
+
+def _centers(texts, ids, emb, claims, found, noise, yes_no, predicate, settings, *, readings=None,
+             comparisons=None, decides=False, static=None):
+    """Steps 5 and 6 on each document's answer: ``(found, assignment, members, conflict)``.
+    Without a reader that decides, the static tier's answer rules run first. ``static`` is the
+    static tier's verdict on the case, a feature of a deciding reader's (``static_conflict``)."""
+    live = [not x for x in noise]
+    claim_spans = [[(c.sentence.start, c.sentence.start + len(c.sentence.text)) for c in doc] for doc in claims]
+    copies = cf.copy_mismatches(texts, claim_spans, settings.duplicate_ratio, live, settings.copy_span_words)
+    if not yes_no and not decides:  # the static tier's answer rules; a reader that reads needs none
+        found = backed_answers(shared_keys(edited_answers(copies, found)), texts, live, predicate)
+        found = unopposed_answers(found, texts, live)
+    assignment = _group(emb, found, noise, copies, settings)
+    count = 1 + max((a for a in assignment if a is not None), default=-1)
+    members = [[i for i, a in enumerate(assignment) if a == k] for k in range(count)]
+    extra = {"static_conflict": static.probability} if static is not None else {}
+    conflict = _conflict(texts, ids, emb, members, found, copies, yes_no, readings, comparisons, settings, decides, extra)
+    return found, assignment, members, conflict
 
 
 def _noise(found: list[DocAnswer | None], relevance: np.ndarray, features, isolated: np.ndarray,
@@ -223,7 +238,8 @@ def _label(found: list[DocAnswer | None], texts: list[str], members: list[int]) 
     return " ".join(words[:6]) + (" …" if len(words) > 6 else "")
 
 
-def _conflict(texts, ids, emb, members, found, copies, yes_no, readings, comparisons, settings, decides) -> Conflict:
+def _conflict(texts, ids, emb, members, found, copies, yes_no, readings, comparisons, settings, decides,
+              extra: dict[str, float] | None = None) -> Conflict:
     """Evidence pairs between centers and the calibrated verdict.
 
     For a yes/no question whose stances no model judged (no pairwise comparisons, no reader
@@ -247,6 +263,8 @@ def _conflict(texts, ids, emb, members, found, copies, yes_no, readings, compari
     features = _features(emb, members, found, copies, yes_no, readings, split, share, settings)
     features["echo"] = _echo(texts, members, found) if decides and not yes_no else 0.0
     features["pair_split"] = pair_split(comparisons) if comparisons else 0.0
+    features["static_conflict"] = 0.0
+    features.update(extra or {})
     if yes_no and not comparisons and not decides:
         features = cf.without_stance(features)
     calibration = settings.reader_calibration if decides else settings.conflict_calibration

@@ -168,6 +168,30 @@ def test_the_lean_is_read_in_the_same_batch_as_the_documents(real_embedder):
     assert calls == [[d.text for d in STIPEND.documents] + [NO_INFORMATION]]
 
 
+class _AnsweringReader:
+    """A reader that decides, answering each document with a fixed reply."""
+
+    decides = True
+
+    def __init__(self, *answers: str) -> None:
+        self.answers = answers
+
+    def read(self, question, documents, yes_no):
+        from diagnose.inputs.reading import DocumentReading
+
+        return [DocumentReading(a, None, 0) for a in self.answers]
+
+
+@pytest.mark.models
+def test_a_deciding_readers_verdict_weighs_the_static_tiers_verdict(real_embedder):
+    case = _case("How tall is the Harbor Tower?", TOWER.format(142), TOWER_OTHER.format(157))
+    static = analyze_inputs(case, real_embedder, S).report
+    read = analyze_inputs(case, real_embedder, S, reader=_AnsweringReader("142 m", "157 m")).report
+    assert static.conflict.features["static_conflict"] == 0.0  # the static tier has no second opinion
+    assert read.conflict.features["static_conflict"] == pytest.approx(static.conflict.probability, abs=1e-4)
+    assert _centers(read) == [["d0"], ["d1"]]
+
+
 @pytest.mark.models
 def test_off_topic_document_is_noise(real_embedder):
     case = _case("How tall is the Harbor Tower?", TOWER.format(142), OFF_TOPIC)
