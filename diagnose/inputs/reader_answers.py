@@ -7,12 +7,13 @@ tier's signals are features beside them, not the other way round:
   its strength the margin's size. Not centred on the reader's lean (its margin on a
   blank document): with no "not stated" to say, the reader answers a blank document
   with a firm no, and centring on that turned every document of a dev case to yes;
-- other questions: an answer the reader says is not stated is no answer, and so is a typed
-  value its document does not state (no value the parser finds in the document equals it): a
-  small reader that finds nothing to answer sometimes writes a value of its own (its prompt's
-  example, a number from the question) instead of "not stated". Otherwise a typed value in
-  the answer (:func:`~diagnose.text.values.extract_values`, so "3 g" equals "3,000 mg" and
-  "EUR 180" equals "180 euros") groups with equal values (:func:`~diagnose.text.compare.same_value`);
+- other questions: an answer the reader says is not stated is no answer, and so is one
+  whose typed values its document does not state (no value the parser finds in the document
+  equals them): a small reader that finds nothing to answer sometimes writes a value of its
+  own (its prompt's example, a number from the question) instead of "not stated". Otherwise
+  two answers with a stated typed value in common are one answer
+  (:func:`~diagnose.text.values.extract_values` and :func:`~diagnose.text.compare.same_value`:
+  "3 g" equals "3,000 mg", "EUR 180" equals "180 euros", "6 caplets (3,000 mg)" equals "3 g");
   a free-text answer with equal normalised text or an embedding cosine of at least
   ``read_answer_similarity``;
 - two documents whose readings say they are about two things of one name (their ``about``
@@ -58,10 +59,13 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
     if yes_no:
         return [_stance(r, c) for r, c in zip(readings, claims)]
     answers = [None if states_nothing(r.answer) else r.answer for r in readings]
-    values = [_first_value(a) if a else None for a in answers]
-    for i, (value, text) in enumerate(zip(values, texts)):
-        if value is not None and not _stated_in(value, text):
-            answers[i] = values[i] = None
+    values: list[list[Value]] = []
+    for i, (answer, text) in enumerate(zip(answers, texts)):
+        written = extract_values(answer) if answer else []
+        stated = _stated_in(written, text)
+        if written and not stated:
+            answers[i] = None
+        values.append(stated)
     same_answer = _same_answer(answers, values, embedder, settings.read_answer_similarity)
     same_thing = _same_thing([r.about for r in readings], embedder, settings.reader_entity_similarity)
     group = _groups([a is not None for a in answers], lambda i, j: same_answer[i, j] and same_thing[i, j])
@@ -71,7 +75,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
             out.append(None)
             continue
         claim = claims[i][0] if claims[i] else None
-        v = values[i]
+        v = values[i][0] if values[i] else None
         out.append(DocAnswer(f"{READER_PREFIX}{group[i]}", v.span if v else answer, claim, v, 1.0))
     return out
 
@@ -84,22 +88,33 @@ def _stance(r: "DocumentReading", doc: list[Claim]) -> DocAnswer | None:
                      abs(r.yes_margin))
 
 
-def _first_value(answer: str) -> Value | None:
-    found = extract_values(answer)
-    return found[0] if found else None
+def _stated_in(values: list[Value], text: str) -> list[Value]:
+    """Those of ``values`` that the document states (in any unit or writing), alone or as an
+    end of a range ("increased from 15 to 30 minutes" states 30 minutes)."""
+    if not values:
+        return []
+    found = extract_values(text)
+    return [v for v in values if any(_same_typed(v, w) or _ends_a_range(v, w) for w in found)]
 
 
-def _stated_in(value: Value, text: str) -> bool:
-    """Whether the document states a value equal to ``value`` (in any unit or writing)."""
-    return any(_same_typed(value, v) for v in extract_values(text))
+def _ends_a_range(value: Value, stated: Value) -> bool:
+    # A range of percentages or plain numbers has that kind as its dimension.
+    if stated.kind != "range" or value.magnitude is None or stated.dimension not in (value.dimension, value.kind):
+        return False
+    ends = stated.key.split(":")[-2:]  # "range:<unit>:<low>:<high>", in the value's own units
+    try:
+        return any(math.isclose(float(end), value.magnitude, rel_tol=0.005) for end in ends)
+    except ValueError:
+        return False
 
 
-def _same_answer(answers: list[str | None], values: list[Value | None], embedder: "Embedder",
+def _same_answer(answers: list[str | None], values: list[list[Value]], embedder: "Embedder",
                  similarity: float) -> np.ndarray:
-    """``(n, n)`` bool: equal typed values, or (neither typed) equal or near-equal free text."""
+    """``(n, n)`` bool: a typed value in common ("6 caplets (3,000 mg)" and "3 g"), or (neither
+    typed) equal or near-equal free text."""
     n = len(answers)
     norm = [normalise_text(a) if a else "" for a in answers]
-    free = [i for i in range(n) if answers[i] and values[i] is None]
+    free = [i for i in range(n) if answers[i] and not values[i]]
     cos = _cosines([norm[i] for i in free], embedder)
     at = {i: k for k, i in enumerate(free)}
     same = np.zeros((n, n), bool)
@@ -107,9 +122,9 @@ def _same_answer(answers: list[str | None], values: list[Value | None], embedder
         for j in range(n):
             if not answers[i] or not answers[j]:
                 continue
-            if values[i] is not None and values[j] is not None:
-                same[i, j] = _same_typed(values[i], values[j])
-            elif values[i] is None and values[j] is None:
+            if values[i] and values[j]:
+                same[i, j] = any(_same_typed(a, b) for a in values[i] for b in values[j])
+            elif not values[i] and not values[j]:
                 same[i, j] = norm[i] == norm[j] or cos[at[i], at[j]] >= similarity
             else:
                 same[i, j] = norm[i] == norm[j]

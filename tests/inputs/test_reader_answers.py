@@ -41,6 +41,17 @@ def test_a_value_stated_in_another_unit_or_writing_is_stated():
     assert None not in keys
 
 
+def test_answers_with_a_stated_value_in_common_are_one_answer():
+    texts = ["At most 6 caplets (3,000 mg) in 24 hours.", "Do not exceed 3 g a day.", "Up to 8 caplets (4,000 mg) a day."]
+    keys = _keys(("6 caplets (3,000 mg)", None), ("3 g", None), ("8 caplets (4,000 mg)", None), texts=texts)
+    assert keys[0] == keys[1] != keys[2]
+
+
+def test_an_end_of_a_range_is_stated():
+    texts = ["The timeout was raised from 15 to 30 minutes.", "Uptime rose from 99.5 to 99.9%."]
+    assert _keys(("30 minutes", None), ("99.9%", None), texts=texts) == ["reader:0", "reader:1"]
+
+
 def test_two_things_of_one_name_never_share_a_key_however_equal_their_answers():
     keys = _keys(("1993", "Quokka, an American football team"), ("1993", "Quokka, a video game console"),
                  ("1993", "Quokka, an American football team"))
