@@ -24,6 +24,8 @@ from diagnose.inputs.stance import camps
 from diagnose.text.compare import comparable, same_value
 from diagnose.text.dates import date_precision
 from diagnose.text.names import name_key, proper_names
+from diagnose.text.questions import PER_TIME
+from diagnose.text.roles import counted_word, names_word
 from diagnose.text.sentences import content_tokens, overlap
 from diagnose.text.tables import cell_context, table_row
 from diagnose.text.value_classes import value_class
@@ -56,7 +58,22 @@ class DocAnswer:
 def measured_as(v: Value, dimensions: frozenset[str]) -> bool:
     """Whether ``v`` is measured the way the question asks (:func:`diagnose.text.questions.asked_dimensions`)."""
     return (v.kind == "percent" and "percent" in dimensions) or (v.kind == "money" and "money" in dimensions) or (
-        v.kind in ("quantity", "range") and v.dimension in dimensions)
+        v.kind in ("quantity", "range") and (v.dimension in dimensions or PER_TIME in dimensions and _per_time(v)))
+
+
+def _per_time(v: Value) -> bool:
+    return v.dimension.endswith(" / [time]")
+
+
+def other_role(v: Value, text: str, dimensions: frozenset[str], listed: list[str]) -> bool:
+    """Whether ``v`` (in ``text``) plays a role other than the one the question asks for, and so
+    answers nothing: an amount that is no rate when the question asks an amount per time and names
+    no other measure (the tablet's 500 mg, the 4-hour interval or the age beside the daily 4 g), or
+    a count of the things the question asks to be ``listed`` ("a five-step process" for "what are
+    the steps", :func:`diagnose.text.roles.listed_things`)."""
+    if v.kind in ("quantity", "range") and PER_TIME in dimensions and not measured_as(v, dimensions):
+        return True
+    return v.kind == "number" and names_word(listed, counted_word(text, v.end))
 
 
 def _measure(v: Value) -> str:
@@ -108,6 +125,7 @@ def value_answers(
     dimensions: frozenset[str] = frozenset(),
     given: tuple[Value, ...] = (),
     texts: list[str] | None = None,
+    listed: list[str] = (),
 ) -> list[DocAnswer | None]:
     """Typed-value answer per document (None where the document states none of the answer class).
 
@@ -124,7 +142,10 @@ def value_answers(
     lower: "the most one may take in 24 hours" is not answered in hours.
 
     texts: the documents, so that a value in a table cell is read by its row and column
-    (:func:`words_around`); without them, by the words of its sentence around it."""
+    (:func:`words_around`); without them, by the words of its sentence around it.
+
+    listed: the things the question asks to be listed (:func:`diagnose.text.roles.listed_things`);
+    a value in another role (:func:`other_role`) answers nothing."""
     if kinds is not None and not kinds:
         return [None] * len(claims)
     conditions = frozenset(_measure(g) for g in given) - dimensions - {"number", ""}
@@ -143,7 +164,7 @@ def value_answers(
                 near = overlap(predicate, words_around(c, v, window, texts)) if predicate else 0.0
                 if kinds is None and (near <= 0.0 or v.kind == "date" and date_precision(v) == "year"):
                     continue  # a question that wants a year asks "when" or "what year"
-                if enumerates(text, v):
+                if enumerates(text, v) or other_role(v, text, dimensions, listed):
                     continue
                 fits = 0.5 if measured_as(v, dimensions) else -0.5 if measured_as(v, conditions) else 0.0
                 # the question's words right beside a value tell its role ("closes one hour before" vs "opens 24 hours before")

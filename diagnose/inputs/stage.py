@@ -46,6 +46,7 @@ from diagnose.inputs.settings import InputSettings
 from diagnose.inputs.standing import mark_standing, read_documents
 from diagnose.report import AnswerValue, Conflict, ConflictPair, DocumentView, GravityCenter, InputReport
 from diagnose.text.questions import asked_dimensions, asked_value_kinds, is_yes_no_question, predicate_text
+from diagnose.text.roles import asks_count, listed_things
 from diagnose.text.sentences import content_tokens
 from diagnose.text.compare import same_value
 from diagnose.text.values import extract_values
@@ -168,14 +169,16 @@ def _noise(found: list[DocAnswer | None], relevance: np.ndarray, features, isola
 def _static_answers(question: str, predicate: list[str], claims, texts: list[str], yes_no: bool,
                     settings: InputSettings) -> list[DocAnswer | None]:
     """Each document's answer from its text: a stance, else a typed value (``predicate``: the
-    question's predicate words), else a name."""
+    question's predicate words), else a name (not for a question that asks to list things: "what
+    are the steps" is answered by neither their count nor a name beside them)."""
     if yes_no:
         return stance_answers(claims, settings.min_claim)
+    listed = [] if asks_count(question) else listed_things(question)
     found = value_answers(
         claims, asked_value_kinds(question), predicate, settings.min_claim, settings.tie_margin,
-        dimensions=asked_dimensions(question), given=tuple(extract_values(question)), texts=texts,
+        dimensions=asked_dimensions(question), given=tuple(extract_values(question)), texts=texts, listed=listed,
     )
-    if not any(a is not None for a in found):
+    if not any(a is not None for a in found) and not listed:
         found = name_answers(claims, question, settings.min_claim)
     return found
 

@@ -5,6 +5,7 @@ of question), so that ``comparable and not same_value`` means two values disagre
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_UP, Decimal
 
 from diagnose.text.dates import date_precision
 from diagnose.text.identifiers import version_key
@@ -43,6 +44,8 @@ def same_value(a: Value, b: Value) -> bool:
         return date_covers(a.key, b.key) or date_covers(b.key, a.key)
     if {a.kind, b.kind} == {"number", "version"}:
         return _as_version(a) == _as_version(b)
+    if a.kind == b.kind == "quantity" and _per_span(a, b):
+        return True
     if a.kind != b.kind or a.dimension != b.dimension:
         return False
     if a.kind == "range":
@@ -50,7 +53,27 @@ def same_value(a: Value, b: Value) -> bool:
         return ea is not None and eb is not None and _close(ea[0], eb[0]) and _close(ea[1], eb[1])
     if a.magnitude is None or b.magnitude is None:
         return False
+    if a.kind == "percent":
+        return _rounded_equal(a, b)
     return _close(a.magnitude, b.magnitude)
+
+
+def _per_span(a: Value, b: Value) -> bool:
+    """An amount and the same amount per a span of time ("3 g" and "3,000 mg a day"): one states
+    the other without its span, which contradicts nothing."""
+    rate, amount = (a, b) if a.per else (b, a)
+    return (bool(rate.per) and not amount.per and rate.dimension == f"{amount.dimension} / [time]"
+            and rate.magnitude is not None and amount.magnitude is not None
+            and _close(rate.magnitude * rate.per, amount.magnitude))
+
+
+def _rounded_equal(a: Value, b: Value) -> bool:
+    """Percentages as written: equal when both round to the same figure at the coarser one's
+    decimals ("33.3%" = "33.33%", but "99.9%" ≠ "99.95%", a tenth-point step apart)."""
+    places = min(len(v.key.rpartition(":")[2].partition(".")[2]) for v in (a, b))
+    step = Decimal(1).scaleb(-places)
+    ra, rb = (Decimal(repr(v.magnitude)).quantize(step, ROUND_HALF_UP) for v in (a, b))
+    return ra == rb
 
 
 def date_covers(coarse: str, fine: str) -> bool:

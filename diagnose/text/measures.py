@@ -11,6 +11,7 @@ from diagnose.text._units import ALIASES, CODES, SYMBOLS, WORDS, Unit, resolve_u
 from diagnose.text.sentences import HAN, KANA
 
 from diagnose.text.literals import parse_literal
+from diagnose.text.roles import per_time, rate_after, rate_before
 
 
 # --- a number and what qualifies it: currency, scale, percent, unit, rate -----------------------
@@ -71,6 +72,7 @@ class Measure:
     rate: str = ""  # money per: "year", "user"
     rate_factor: float = 1.0
     word: str = ""  # "ordinal" ("5th"), "decade" ("1990s"): glued suffixes that make it no quantity
+    per: float = 0.0  # an amount per span of time: the span in seconds ("4 g a day": 86400)
 
     @property
     def bare(self) -> bool:
@@ -142,11 +144,11 @@ def read_measure(m: str, lit: re.Match, yen: str) -> Measure | None:
         per = _CJK_PER.match(m, cjk.end())
         if per and (rate := resolve_unit(f"{cjk.group(1)}/{per.group(1)}")):
             meas.unit, meas.end = rate, per.end()  # "350公里/小时"
-        return meas
+        return _per_time(m, meas)
     multi = _MULTIWORD_UNIT.match(m, meas.end)
     if multi and (unit := resolve_unit(_MULTIWORD_FORMS[multi.group(1).lower()])):
         meas.unit, meas.end = unit, multi.end()  # "100 degrees Celsius", "600 requests per minute"
-        return meas
+        return _per_time(m, meas)
     token = _UNIT_TOKEN.match(m, meas.end) or _hyphenated_unit(m, meas.end)
     if token:
         unit, end = resolve_unit(token["u"]), token.end()
@@ -156,6 +158,17 @@ def read_measure(m: str, lit: re.Match, yen: str) -> Measure | None:
             meas.unit, meas.end = unit, end
             if unit.label == "volt" and (acdc := _ACDC.match(m, end)):
                 meas.end = acdc.end()
+            return _per_time(m, meas)
+    return meas
+
+
+def _per_time(m: str, meas: Measure) -> Measure:
+    """An amount per span of time ("4 g a day", "8 g par jour", "每日4克", "4 g in 24 hours") is a rate."""
+    after = rate_after(m, meas.end)
+    span = after[0] if after else rate_before(m, meas.start)
+    rate = per_time(meas.unit, span) if span is not None else None
+    if rate is not None:
+        meas.unit, meas.end, meas.per = rate, after[1] if after else meas.end, span.factor
     return meas
 
 

@@ -131,6 +131,8 @@ def spelled_numbers(mapped: Mapped) -> tuple[Mapped, frozenset[int]]:
         single = occ.end - occ.start == 1
         if single and first.t.lower() in _UNIT_WORDS:
             continue  # "per second"
+        if re.match(r"[ \u00a0]\d", text[last.end:last.end + 2]):
+            continue  # "one 500 mg tablet": a count of the amount after it; as digits it would join it ("1 500")
         if single and first.t.lower() in _MONTH_WORDS and re.match(r"\.?\s*\d", text[first.end : first.end + 3]):
             continue  # "Sept. 3": the month, not French "seven"
         if single and occ.value in _SCALE_VALUES and occ.start > 0:

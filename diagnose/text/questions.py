@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from diagnose.text.roles import asked_rate
 from diagnose.text.sentences import HAN, KANA
 
 # --------------------------------------------------------------------------- #
@@ -240,19 +241,26 @@ _MONEY_CUES = re.compile(
     r"价格|价钱|费用|多少钱|金额|收入|料金|値段|価格|費用|金額", re.I,
 )
 _MASS_CUES = re.compile(r"\b(?:weigh|weighs|weight|heavy|poids|pèse)\b|重量|多重|重さ", re.I)
+_CJK_ASKED_UNIT = re.compile(r"(?:多少|几|何)个?([\u4e00-\u9fff\u30a0-\u30ff]{1,2})")
 _QUESTION_WORD = re.compile(r"(?<![^\W\d_])(?:(per|a|an|each|every|par)\s+)?([^\W\d_]+)", re.UNICODE | re.I)
+
+
+PER_TIME = "per [time]"
+"""What :func:`asked_dimensions` names for a question that asks an amount per span of time."""
 
 
 def asked_dimensions(question: str) -> frozenset[str]:
     """What the question's own words say the answer is measured in: the dimensions of the
     unit words it names ("how many *weeks*" → ``[time]``), ``percent`` for a share or rate,
-    and ``money`` for a price or cost; empty when it names none.
+    ``money`` for a price or cost, and :data:`PER_TIME` for an amount per span of time
+    ("the maximum *daily* dose", :func:`diagnose.text.roles.asked_rate`); empty when it names none.
 
     A unit that belongs to a value the question states ("the 500 mg caplet", "in 24 hours")
     names the subject or a condition, not what is measured: it is left out."""
     from diagnose.text._units import NOT_UNITS, resolve_unit
     from diagnose.text.values import extract_values
 
+    per_time = asked_rate(question)
     for v in sorted(extract_values(question), key=lambda v: -v.start):
         question = question[:v.start] + " " * (v.end - v.start) + question[v.end:]
     out = set()
@@ -261,10 +269,15 @@ def asked_dimensions(question: str) -> frozenset[str]:
             continue  # "per month" is a rate's denominator, not what is measured
         if (unit := resolve_unit(word)) is not None:
             out.add(unit.dimension)
+    for word in _CJK_ASKED_UNIT.findall(question):  # "多少天", "何時間"
+        if (unit := resolve_unit(word) or resolve_unit(word[0])) is not None:
+            out.add(unit.dimension)
     if _MASS_CUES.search(question):
         out.add("[mass]")
     if _PERCENT_CUES.search(question):
         out.add("percent")
     if _MONEY_CUES.search(question):
         out.add("money")
+    if per_time:
+        out.add(PER_TIME)
     return frozenset(out)

@@ -25,6 +25,8 @@ class Value:
     endpoints' dimension, or "percent"/"number"."""
     magnitude: float | None
     """Value in the key's units (None for identifiers, dates, versions and ranges)."""
+    per: float = 0.0
+    """For an amount per span of time, the span as written, in seconds ("4 g a day": 86400); else 0."""
 
 
 @dataclass
@@ -38,3 +40,4 @@ class Candidate:
     dimension: str = ""
     magnitude: float | None = None
     prio: int = 9
+    per: float = 0.0

@@ -96,6 +96,7 @@ def _single(m: str, meas: Measure, weak: frozenset[int]) -> Candidate:
     elif meas.unit is not None:
         v = meas.unit.convert(meas.value)
         c.kind, c.key, c.dimension, c.magnitude = "quantity", f"quantity:{meas.unit.label}:{format_number(v)}", meas.unit.dimension, v
+        c.per = meas.per
     elif LATIN.match(m, meas.end):
         pass  # "5G", "3D": names, not values
     elif meas.start in weak:
@@ -175,7 +176,7 @@ def _scan(m: str, weak: frozenset[int], yen: str) -> list[Candidate]:
 
 def _to_value(c: Candidate, mapped: Mapped, text: str) -> Value:
     start, end = mapped.origin(c.start, c.end)
-    return Value(c.kind, c.key, text[start:end], start, end, c.dimension, c.magnitude)
+    return Value(c.kind, c.key, text[start:end], start, end, c.dimension, c.magnitude, c.per)
 
 
 def _merge_restatements(values: list[Value], text: str) -> list[Value]:
@@ -188,7 +189,7 @@ def _merge_restatements(values: list[Value], text: str) -> list[Value]:
             close = re.match(r"\s?[)）]", tail)
             if re.fullmatch(r"\s?[(（]\s?", gap) and close and same_value(p, v):
                 end = v.end + close.end()
-                out[-1] = Value(p.kind, p.key, text[p.start : end], p.start, end, p.dimension, p.magnitude)
+                out[-1] = replace(p, span=text[p.start : end], end=end)
                 continue
         out.append(v)
     return out

@@ -195,3 +195,38 @@ def test_another_row_of_a_table_does_not_back_a_rows_value():
     claim = Claim(0, Sentence(texts[0].index(row), row), 1.0, tuple(extract_values(row)), 1)
     found[0] = DocAnswer(values[0].key, values[0].span, claim, extract_values(row)[0], 1.0)
     assert backed_answers(found, texts, [True] * 3, content_tokens("Linea cabin bag weight"))[0].span == "8 kg"
+
+
+def test_a_daily_amount_is_answered_by_rates_only_and_equal_rates_agree():
+    question = "What is the maximum daily dose of Velorin for adults?"
+    claims = [
+        [_claim(0, "Take one 500 mg tablet every 4 to 6 hours; adults may take up to 4 g a day.")],
+        [_claim(1, "Not for children under 16 years. The maximum is 4,000 mg per day; a single dose is 1 g.")],
+    ]
+    from diagnose.text.questions import asked_dimensions
+    found = value_answers(claims, None, content_tokens(question), 0.2, 0.05, window=200,
+                          dimensions=asked_dimensions(question))
+    assert [a.span for a in found] == ["4 g a day", "4,000 mg per day"] and agree(found[0], found[1])
+
+
+def test_a_count_of_the_things_asked_for_is_no_answer():
+    from diagnose.text.roles import listed_things
+    question = "What are the steps to renew a badge?"
+    claims = [[_claim(0, "Renewing a badge is a five-step process: apply, wait, collect.")],
+              [_claim(1, "Badge renewal: do not swap the last two steps.")]]
+    predicate = content_tokens(question)
+    listed = listed_things(question)
+    assert value_answers(claims, None, predicate, 0.2, 0.05, window=200, listed=listed) == [None, None]
+    counted = value_answers(claims, None, predicate, 0.2, 0.05, window=200)  # "how many steps": nothing listed
+    assert [a.span for a in counted] == ["five", "two"]
+
+
+def test_a_list_question_is_answered_by_no_count_and_no_name():
+    from diagnose.inputs.settings import InputSettings
+    from diagnose.inputs.stage import _static_answers
+    question = "What are the steps to renew a badge?"
+    texts = ["Badge renewal is a five-step process run by Keystone Security.",
+             "Renew a badge in two steps at the Keystone Security desk."]
+    claims = [[_claim(i, t)] for i, t in enumerate(texts)]
+    found = _static_answers(question, content_tokens(question), claims, texts, False, InputSettings())
+    assert found == [None, None]

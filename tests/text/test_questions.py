@@ -37,7 +37,7 @@ def test_open_questions(question):
     assert not is_yes_no_question(question)
 
 
-from diagnose.text.questions import AMOUNT_KINDS, DATE_KINDS, asked_dimensions, asked_value_kinds, predicate_text  # noqa: E402
+from diagnose.text.questions import AMOUNT_KINDS, DATE_KINDS, PER_TIME, asked_dimensions, asked_value_kinds, predicate_text  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -62,7 +62,7 @@ def test_asked_value_kinds(question, kinds):
     "question, dimensions",
     [
         ("How many weeks of leave do new parents get?", {"[time]"}),
-        ("What is the price per month of the Basic plan?", {"money"}),
+        ("What is the price per month of the Basic plan?", {"money", PER_TIME}),
         ("What share of employees work remotely?", {"percent"}),
         ("How much does the stroller weigh?", {"[mass]"}),
         ("What is the maximum upload size in MB?", {"[information]"}),

@@ -205,7 +205,7 @@ def test_year_versus_quantity_in_a_life_span():
     assert [(v.kind, v.key) for v in found] == [
         ("date", "date:1905-07-15"),
         ("date", "date:1977-03-02"),
-        ("quantity", "quantity:kilogram:0.0012"),
+        ("quantity", "quantity:kilogram/second:1.38888888888889e-8"),  # "daily": a rate
     ]
 
 

@@ -1,0 +1,145 @@
+"""The role a value plays and the role a question asks for.
+
+- A rate: an amount per span of time ("4 g a day", "2 g daily", "8 g par jour", "每日4克",
+  "1日4,000mg", "4 g in 24 hours"). :func:`rate_after` and :func:`rate_before` find the span an
+  amount is per; :func:`asked_rate` whether the question asks for an amount per time
+  ("the maximum daily dose", "par jour", "每天", "1日あたり").
+- A count: a bare number before the noun it counts ("a five-step process", "the last two
+  steps"). :func:`counted_word` is that noun; :func:`listed_things` the things a question asks
+  to be listed ("what are the *steps*"), which a count of them does not answer unless the
+  question asks how many (:func:`asks_count`).
+
+Grammar words of each supported language (English, French, Chinese, Japanese), no topic words.
+"""
+
+from __future__ import annotations
+
+import re
+
+from diagnose.text._units import Unit, resolve_unit
+from diagnose.text.sentences import FUNCTION_WORDS, fold
+
+__all__ = ["asked_rate", "asks_count", "counted_word", "listed_things", "names_word", "per_time", "rate_after",
+           "rate_before"]
+
+_ADVERBS = {"daily": "day", "hourly": "hour", "weekly": "week", "monthly": "month", "yearly": "year",
+            "annually": "year", "quotidien": "day", "quotidienne": "day", "quotidiens": "day",
+            "quotidiennes": "day", "hebdomadaire": "week", "mensuel": "month", "mensuelle": "month",
+            "annuel": "year", "annuelle": "year"}
+_PER_WORD = r"(?i:a|an|per|each|every\s+single|par|pro)"
+_AFTER = re.compile(
+    rf"\s?(?:/\s?(?P<slash>[A-Za-z]+)\b|{_PER_WORD}\s+(?P<per>[A-Za-zé]+)\b"
+    rf"|(?i:in|within|over|en|sur)\s+(?:(?i:any|a|one|une?)\s+)?(?P<n>\d+)[\s-]?(?P<span>[A-Za-z]+)\b"
+    rf"|(?P<adv>[A-Za-z]+)\b)"
+)
+_CJK_TIME = "小时|小時|時間|天|日|周|週|月|年"
+_BEFORE = re.compile(
+    rf"(?:每|毎|一|1)(?P<w>{_CJK_TIME})(?:あたり|当たり|に|内|均)?\D{{0,6}}$"
+    rf"|(?P<n>\d+)(?P<span>{_CJK_TIME})(?:以内|内|之内)\D{{0,6}}$"
+)
+_ASKED = re.compile(
+    rf"\b(?P<pw>{_PER_WORD})\s+(?P<per>[A-Za-zé]+)\b(?:\s+(?P<next>[A-Za-z]+))?|(?P<adv>\b[A-Za-z]+\b)|(?:每|毎|一|1|日)(?P<w>{_CJK_TIME})(?:あたり|当たり|に|均)?"
+)
+
+
+def _time(word: str, n: float = 1.0) -> Unit | None:
+    """The span of ``n`` ``word`` (a time unit), or None when ``word`` names no time."""
+    word = _ADVERBS.get(word.lower(), word)
+    unit = resolve_unit(word) or resolve_unit(word.lower())
+    if unit is None or unit.dimension != "[time]" or n <= 0:
+        return None
+    return Unit(unit.label, unit.dimension, unit.factor * n)
+
+
+def per_time(unit: Unit, span: Unit) -> Unit | None:
+    """``unit`` per ``span`` ("g" per day); None for what is no amount per time (a time, a rate,
+    a temperature)."""
+    if unit.offset or "/" in unit.dimension or unit.dimension == "[time]":
+        return None
+    return Unit(f"{unit.label}/{span.label}", f"{unit.dimension} / [time]", unit.factor / span.factor)
+
+
+def rate_after(text: str, end: int) -> tuple[Unit, int] | None:
+    """The span of time the amount ending at ``end`` is per, from the words after it, and where
+    they end: "a day", "/day", "daily", "par jour", "in 24 hours" (None when they name none)."""
+    m = _AFTER.match(text, end)
+    if m is None:
+        return None
+    if m["adv"] is not None:
+        span = _time(m["adv"]) if m["adv"].lower() in _ADVERBS else None
+    elif m["n"] is not None:
+        span = _time(m["span"], float(m["n"]))
+    else:
+        span = _time(m["slash"] or m["per"])
+    return (span, m.end()) if span is not None else None
+
+
+def rate_before(text: str, start: int) -> Unit | None:
+    """The span of time an amount starting at ``start`` is per, from a CJK qualifier before it
+    in its clause ("每日最多4克", "1日あたり4,000mg", "24小时内4克")."""
+    m = _BEFORE.search(text[max(0, start - 12):start])
+    if m is None or re.search(r"[,，、。;；]", m.group()):
+        return None
+    return _time(m["w"]) if m["w"] else _time(m["span"], float(m["n"]))
+
+
+def asked_rate(question: str) -> bool:
+    """Whether the question asks for an amount per span of time ("the maximum *daily* dose",
+    "how much *per day*", "par jour", "每天最多", "1日あたり"); "how many hours a day" asks one too."""
+    for m in _ASKED.finditer(question):
+        if m["per"] and m["pw"].lower() in ("a", "an") and m["next"] and fold(m["next"]) not in FUNCTION_WORDS:
+            continue  # "a day pass": a noun's modifier, no rate
+        word = m["per"] or m["w"] or (m["adv"] if m["adv"] and m["adv"].lower() in _ADVERBS else None)
+        if word and _time(word) is not None:
+            return True
+    return False
+
+
+_ASKS_COUNT = re.compile(
+    r"\bhow\s+many\b|\b(?:number|count)\s+of\b|\bcombien\b|\bnombre\s+(?:de|d')|几|多少(?!钱)|いくつ|何[個人回件つ本台枚]",
+    re.IGNORECASE,
+)
+
+
+def asks_count(question: str) -> bool:
+    """Whether the question asks how many ("how many", "the number of", "combien", "几个", "いくつ")."""
+    return _ASKS_COUNT.search(question) is not None
+
+
+_COUNTED = re.compile(r"[\s-]?(?:(?P<latin>[A-Za-zÀ-ɏ]{3,})|(?:[个個项項つ]の?|の)?(?P<cjk>[\u4e00-\u9fff\u30a0-\u30ff]{2}))")
+
+
+def counted_word(text: str, end: int) -> str:
+    """The noun right after a bare number ending at ``end`` ("five-*step*", "two *steps*",
+    "五个*步骤*", "5つの*ステップ*"), folded; "" when none follows."""
+    m = _COUNTED.match(text, end)
+    if m is None:
+        return ""
+    return fold(m["latin"]) if m["latin"] else m["cjk"]
+
+
+_LISTED = re.compile(
+    r"^\W*(?:what|which|quels|quelles)\s+(?:are|were|sont|étaient)\s+(?:the\s+|les\s+)?(?P<latin>[^\W\d_]+)"
+    r"|(?P<cjk>[\u4e00-\u9fff\u30a0-\u30ff]{2})(?:有哪些|是哪些|是什么|は何|はどれ|を教えて)",
+    re.IGNORECASE,
+)
+
+
+def listed_things(question: str) -> list[str]:
+    """The things a question asks to be listed, as content tokens: "What are the *steps*…",
+    "Quelles sont les *étapes*…", "…的*步骤*是什么", "…*手順*は何ですか"; [] for any other question."""
+    m = _LISTED.search(question)
+    if m is None:
+        return []
+    return [fold(m["latin"])[:5]] if m["latin"] else [m["cjk"]]
+
+
+def names_word(tokens: list[str], word: str) -> bool:
+    """Whether ``word`` (from :func:`counted_word`) is one of the question's content ``tokens``
+    (:func:`diagnose.text.sentences.content_tokens`), plural or not ("step" and "steps")."""
+    if not word:
+        return False
+    if not word.isascii():
+        return word in tokens
+    stem = word[:5].rstrip("s")
+    return len(stem) >= 3 and any(t.rstrip("s") == stem for t in tokens)

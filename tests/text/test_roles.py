@@ -1,0 +1,80 @@
+"""Roles: amounts per span of time, counts of the asked things, and what a question asks."""
+
+import pytest
+
+from diagnose.text.compare import same_value
+from diagnose.text.questions import PER_TIME, asked_dimensions
+from diagnose.text.roles import asks_count, counted_word, listed_things, names_word
+from diagnose.text.sentences import content_tokens
+from diagnose.text.values import extract_values
+
+
+@pytest.mark.parametrize("text", [
+    "Adults may take up to 4 g a day.",
+    "The maximum is 4,000 mg per day.",
+    "Never more than 4000 mg daily.",
+    "Do not exceed 4 g in 24 hours.",
+    "La dose maximale est de 4 g par jour.",
+    "成人每日最大剂量为4克。",
+    "1日あたりの最大量は4,000mgです。",
+])
+def test_an_amount_per_day_is_one_rate_in_any_wording(text):
+    values = [v for v in extract_values(text) if v.dimension == "[mass] / [time]"]
+    assert len(values) == 1
+    assert same_value(values[0], extract_values("4 g/day")[0])
+
+
+def test_an_amount_without_a_span_of_time_stays_an_amount():
+    assert [v.dimension for v in extract_values("One 500 mg tablet every 4 to 6 hours.")] == ["[mass]", "[time]"]
+    assert extract_values("The store is open 24 hours a day.")[0].dimension == "[time]"
+
+
+def test_a_spelled_count_before_an_amount_does_not_join_it():
+    assert [v.span for v in extract_values("Take one 500 mg tablet.")] == ["500 mg"]
+
+
+@pytest.mark.parametrize("question, rate", [
+    ("What is the maximum daily dose of Velorin?", True),
+    ("How many hours a day is the pool open?", True),
+    ("Quelle est la dose maximale par jour ?", True),
+    ("每天最多可以服用多少？", True),
+    ("1日あたりの最大用量はいくらですか？", True),
+    ("What is the maximum dose of Velorin?", False),
+    ("How long is a day pass valid?", False),
+])
+def test_a_question_asks_an_amount_per_time_by_its_qualifier(question, rate):
+    assert (PER_TIME in asked_dimensions(question)) is rate
+
+
+def test_a_count_of_the_asked_things_is_read_in_any_wording():
+    tokens = content_tokens("What are the steps to renew a badge?")
+    for text, number in [("Renewal is a five-step process.", "five"), ("Skip the last two steps.", "two")]:
+        v = next(v for v in extract_values(text) if v.span == number)
+        assert names_word(tokens, counted_word(text, v.end))
+    assert not names_word(tokens, counted_word("It takes 3 days.", 4))
+    assert names_word(content_tokens("续订徽章的步骤是什么？"), counted_word("共五个步骤", 2))
+    assert asks_count("How many steps are there?") and asks_count("Combien d'étapes ?") and asks_count("有几个步骤？")
+    assert not asks_count("What are the steps to renew a badge?")
+
+
+@pytest.mark.parametrize("question, things", [
+    ("What are the steps to renew a badge?", ["steps"]),
+    ("Quelles sont les étapes du renouvellement ?", ["etape"]),
+    ("续订徽章的步骤是什么？", ["步骤"]),
+    ("バッジ更新の手順は何ですか？", ["手順"]),
+    ("What is the maximum amount per caplet?", []),
+    ("Which line is the station on?", []),
+])
+def test_a_question_that_asks_for_a_list_names_the_things(question, things):
+    assert listed_things(question) == things
+
+
+def test_percentages_a_step_apart_at_the_written_precision_differ():
+    p = lambda s: extract_values(s)[0]  # noqa: E731
+    assert not same_value(p("99.95%"), p("99.9%"))
+    assert same_value(p("33.33%"), p("33.3%"))
+
+
+def test_a_cjk_question_names_the_unit_it_counts_in():
+    assert asked_dimensions("新员工每年有多少天年假？") == {PER_TIME, "[time]"}
+    assert asked_dimensions("有給休暇は何日ですか？") == {"[time]"}
