@@ -159,7 +159,7 @@ def value_answers(
             for v in c.values:
                 if kinds is not None and v.kind not in kinds:
                     continue
-                if any(_restates(v, g) for g in given):
+                if any(restates(v, g) for g in given):
                     continue
                 near = overlap(predicate, words_around(c, v, window, texts)) if predicate else 0.0
                 if kinds is None and (near <= 0.0 or v.kind == "date" and date_precision(v) == "year"):
@@ -232,7 +232,7 @@ def enumerates(text: str, v: Value) -> bool:
             and _ENUMERATOR_END.match(text, v.end) is not None)
 
 
-def _restates(v: Value, given: Value) -> bool:
+def restates(v: Value, given: Value) -> bool:
     """Whether ``v`` is the question's own value ``given``: equal, and for dates equally precise
     (a question's "fiscal 2024" does not restate the day the year ends)."""
     if v.kind == "date" or given.kind == "date":
@@ -352,7 +352,7 @@ def backed_answers(found: list[DocAnswer | None], texts: list[str], live: list[b
         if row is not None:
             stated = [v for v in stated if table_row(texts[i], v.start) in (None, row)]
         backed = [(count[b.key], b.key, v) for j, b in enumerate(found) if j != i and live[j] and b is not None
-                  and b.value is not None and count[b.key] > 1 for v in stated if _restates(v, b.value)]
+                  and b.value is not None and count[b.key] > 1 for v in stated if restates(v, b.value)]
         if backed:
             _, key, v = max(backed, key=lambda x: (x[0], x[1]))
             out[i] = DocAnswer(key, v.span, a.claim, v, a.strength)
@@ -371,7 +371,7 @@ def unopposed_answers(found: list[DocAnswer | None], texts: list[str], live: lis
         if not live[i] or a is None or a.value is None or count[a.key] != 1:
             continue
         others = [j for j, b in enumerate(found) if j != i and live[j] and b is not None and b.value is not None]
-        if others and all(any(_restates(v, a.value) for v in extract_values(texts[j])) for j in others):
+        if others and all(any(restates(v, a.value) for v in extract_values(texts[j])) for j in others):
             out[i] = None
     return out
 

@@ -7,13 +7,15 @@ tier's signals are features beside them, not the other way round:
   its strength the margin's size. Not centred on the reader's lean (its margin on a
   blank document): with no "not stated" to say, the reader answers a blank document
   with a firm no, and centring on that turned every document of a dev case to yes;
-- other questions: an answer the reader says is not stated is no answer, and so is one
+- other questions: an answer the reader says is not stated is no answer, nor is a bare yes
+  or no (a small reader answers "Which war…?" with "No" when the document does not say), nor one
   whose typed values its document does not state (no value the parser finds in the document
   equals them): a small reader that finds nothing to answer sometimes writes a value of its
   own (its prompt's example, a number from the question) instead of "not stated". Otherwise
   two answers with a stated typed value in common are one answer
   (:func:`~diagnose.text.values.extract_values` and :func:`~diagnose.text.compare.same_value`:
-  "3 g" equals "3,000 mg", "EUR 180" equals "180 euros", "6 caplets (3,000 mg)" equals "3 g");
+  "3 g" equals "3,000 mg", "EUR 180" equals "180 euros", "6 caplets (3,000 mg)" equals "3 g";
+  a value the question itself states is a condition, not an answer: "in 24 hours" joins nothing);
   a free-text answer with equal normalised text or an embedding cosine of at least
   ``read_answer_similarity``;
 - two documents whose readings say they are about two things of one name (their ``about``
@@ -33,7 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from diagnose.inputs.answers import NO, YES, DocAnswer
+from diagnose.inputs.answers import NO, YES, DocAnswer, restates
 from diagnose.inputs.claims import Claim
 from diagnose.reader.prompt import states_nothing
 from diagnose.text.compare import same_value
@@ -53,16 +55,18 @@ READER_PREFIX = "reader:"
 
 
 def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]], embedder: "Embedder",
-                   yes_no: bool, settings: "InputSettings", texts: list[str]) -> list[DocAnswer | None]:
+                   yes_no: bool, settings: "InputSettings", texts: list[str],
+                   question: str = "") -> list[DocAnswer | None]:
     """Per document, its answer as the reader read it (see the module docstring); ``texts``
-    are the documents it read."""
+    are the documents it read, ``question`` what it was asked."""
     if yes_no:
         return [_stance(r, c) for r, c in zip(readings, claims)]
-    answers = [None if states_nothing(r.answer) else r.answer for r in readings]
+    given = extract_values(question)
+    answers = [None if states_nothing(r.answer) or _yes_or_no(r.answer) else r.answer for r in readings]
     values: list[list[Value]] = []
     for i, (answer, text) in enumerate(zip(answers, texts)):
         written = extract_values(answer) if answer else []
-        stated = _stated_in(written, text)
+        stated = _stated_in([v for v in written if not any(restates(v, g) for g in given)], text)
         if written and not stated:
             answers[i] = None
         values.append(stated)
@@ -88,24 +92,18 @@ def _stance(r: "DocumentReading", doc: list[Claim]) -> DocAnswer | None:
                      abs(r.yes_margin))
 
 
+def _yes_or_no(answer: str) -> bool:
+    """A bare yes or no (the words the reader is told to use) answers no open question."""
+    return answer.strip().lower().rstrip(".!") in (YES, NO)
+
+
 def _stated_in(values: list[Value], text: str) -> list[Value]:
-    """Those of ``values`` that the document states (in any unit or writing), alone or as an
-    end of a range ("increased from 15 to 30 minutes" states 30 minutes)."""
+    """Those of ``values`` that the document states, in any unit or writing. Not an end of a
+    range: a reader that answers "264 V" from "85 V to 264 V" has read half an answer."""
     if not values:
         return []
     found = extract_values(text)
-    return [v for v in values if any(_same_typed(v, w) or _ends_a_range(v, w) for w in found)]
-
-
-def _ends_a_range(value: Value, stated: Value) -> bool:
-    # A range of percentages or plain numbers has that kind as its dimension.
-    if stated.kind != "range" or value.magnitude is None or stated.dimension not in (value.dimension, value.kind):
-        return False
-    ends = stated.key.split(":")[-2:]  # "range:<unit>:<low>:<high>", in the value's own units
-    try:
-        return any(math.isclose(float(end), value.magnitude, rel_tol=0.005) for end in ends)
-    except ValueError:
-        return False
+    return [v for v in values if any(_same_typed(v, w) for w in found)]
 
 
 def _same_answer(answers: list[str | None], values: list[list[Value]], embedder: "Embedder",
@@ -131,15 +129,19 @@ def _same_answer(answers: list[str | None], values: list[list[Value]], embedder:
     return same
 
 
+_WRITTEN_MAGNITUDE = frozenset({"money", "percent"})
+"""Kinds whose magnitude is the number as written (a quantity's is in base units: 4,000 mg is 4 g)."""
+
+
 def _same_typed(a: Value, b: Value) -> bool:
-    """Equal values, or a bare number equal to a measured one (the reader left the unit out:
-    "24" beside "$24")."""
+    """Equal values, or a bare number equal to the number written in an amount of money or a
+    percentage (the reader left the unit out: "24" beside "$24")."""
     if same_value(a, b):
         return True
-    bare = [v for v in (a, b) if v.kind == "number"]
-    if len(bare) != 1 or a.magnitude is None or b.magnitude is None:
+    measured = b if a.kind == "number" else a
+    if (a.kind == "number") == (b.kind == "number") or measured.kind not in _WRITTEN_MAGNITUDE:
         return False
-    return math.isclose(a.magnitude, b.magnitude, rel_tol=0.005)
+    return a.magnitude is not None and b.magnitude is not None and math.isclose(a.magnitude, b.magnitude, rel_tol=0.005)
 
 
 def _same_thing(abouts: list[str | None], embedder: "Embedder", similarity: float) -> np.ndarray:

@@ -97,7 +97,7 @@ def analyze_inputs(
         if decides:
             camps = stance_camps(found, emb, settings.stance_vote_weight, settings.camp_gap) if yes_no else found
             static = _centers(texts, ids, emb, claims, camps, noise, yes_no, predicate, settings)[3]
-            found = reader_answers(readings, claims, embedder, yes_no, settings, texts)
+            found = reader_answers(readings, claims, embedder, yes_no, settings, texts, case.question)
             noise = _noise(found, relevance, features, isolated, settings)
         else:
             asks_value = bool(asked_value_kinds(case.question))

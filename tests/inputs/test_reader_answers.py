@@ -11,11 +11,11 @@ from diagnose.reader.readings import DocumentReading
 from tests.fakes import WordEmbedder
 
 
-def _keys(*readings: tuple[str, str | None], texts: list[str] | None = None) -> list[str | None]:
+def _keys(*readings: tuple[str, str | None], texts: list[str] | None = None, question: str = "") -> list[str | None]:
     """Keys of the readings; each document states its answer unless ``texts`` says otherwise."""
     texts = texts or [f"The document says {a}." for a, _ in readings]
     found = reader_answers([DocumentReading(a, None, 10, about=about) for a, about in readings],
-                           [[] for _ in readings], WordEmbedder(), False, InputSettings(), texts)
+                           [[] for _ in readings], WordEmbedder(), False, InputSettings(), texts, question)
     return [f.key if f else None for f in found]
 
 
@@ -47,9 +47,26 @@ def test_answers_with_a_stated_value_in_common_are_one_answer():
     assert keys[0] == keys[1] != keys[2]
 
 
-def test_an_end_of_a_range_is_stated():
-    texts = ["The timeout was raised from 15 to 30 minutes.", "Uptime rose from 99.5 to 99.9%."]
-    assert _keys(("30 minutes", None), ("99.9%", None), texts=texts) == ["reader:0", "reader:1"]
+def test_a_bare_yes_or_no_answers_no_open_question():
+    assert _keys(("No", None), ("No.", None), ("Ice hockey", None)) == [None, None, "reader:0"]
+
+
+def test_a_value_the_question_states_joins_nothing():
+    texts = ["At most 6 caplets (3,000 mg) in 24 hours.", "Up to 8 caplets (4,000 mg) in 24 hours."]
+    keys = _keys(("6 caplets (3,000 mg) in 24 hours", None), ("8 caplets (4,000 mg) in 24 hours", None),
+                 texts=texts, question="How much may an adult take in 24 hours?")
+    assert keys[0] != keys[1] and None not in keys
+
+
+def test_a_bare_number_is_not_a_quantity_in_other_units():
+    texts = ["Sessions end after 1800 idle clicks.", "Sessions end after 30 minutes."]
+    keys = _keys(("1800", None), ("30 minutes", None), texts=texts)  # 30 minutes is 1800 s
+    assert keys[0] != keys[1]
+
+
+def test_an_end_of_a_range_is_half_an_answer():
+    texts = ["Input: 85 V to 264 V AC.", "Input range 85-264 VAC."]
+    assert _keys(("264 V", None), ("85-264 VAC", None), texts=texts)[0] is None
 
 
 def test_two_things_of_one_name_never_share_a_key_however_equal_their_answers():
