@@ -70,7 +70,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
         if written and not stated:
             answers[i] = None
         values.append(stated)
-    same_answer = _same_answer(answers, values, embedder, settings.read_answer_similarity)
+    same_answer = _same_answer(answers, values, embedder, settings.read_answer_similarity, question)
     same_thing = _same_thing([r.about for r in readings], embedder, settings.reader_entity_similarity)
     group = _groups([a is not None for a in answers], lambda i, j: same_answer[i, j] and same_thing[i, j])
     out: list[DocAnswer | None] = []
@@ -107,11 +107,12 @@ def _stated_in(values: list[Value], text: str) -> list[Value]:
 
 
 def _same_answer(answers: list[str | None], values: list[list[Value]], embedder: "Embedder",
-                 similarity: float) -> np.ndarray:
+                 similarity: float, question: str = "") -> np.ndarray:
     """``(n, n)`` bool: a typed value in common ("6 caplets (3,000 mg)" and "3 g"), or (neither
-    typed) equal or near-equal free text."""
+    typed) equal or near-equal free text, compared without the question's own words."""
     n = len(answers)
-    norm = [normalise_text(a) if a else "" for a in answers]
+    asked = set(normalise_text(question).split())
+    norm = [_own_words(a, asked) if a else "" for a in answers]
     free = [i for i in range(n) if answers[i] and not values[i]]
     cos = _cosines([norm[i] for i in free], embedder)
     at = {i: k for k, i in enumerate(free)}
@@ -131,6 +132,13 @@ def _same_answer(answers: list[str | None], values: list[list[Value]], embedder:
 
 _WRITTEN_MAGNITUDE = frozenset({"money", "percent"})
 """Kinds whose magnitude is the number as written (a quantity's is in base units: 4,000 mg is 4 g)."""
+
+
+def _own_words(answer: str, asked: set[str]) -> str:
+    """The normalised answer without the question's words: "UPRA is located in Aguadilla" and
+    "UPRA is located in San Juan" differ in what they answer, not in what they repeat."""
+    words = normalise_text(answer).split()
+    return " ".join(w for w in words if w not in asked) or " ".join(words)
 
 
 def _same_typed(a: Value, b: Value) -> bool:

@@ -95,3 +95,12 @@ def test_a_bare_number_equals_a_measured_value_of_its_magnitude():
 def test_names_without_kinds_are_never_split_even_when_they_share_a_word():
     keys = _keys(("90 days", "Master Services Agreement"), ("90 days", "Brightline Data Services LLC"))
     assert keys[0] == keys[1]
+
+
+def test_free_answers_are_compared_without_the_questions_words():
+    question = "In which town is the Kelso Tram Museum located?"
+    answers = (("The Kelso Tram Museum is located in Brampton", None), ("The Kelso Tram Museum is located in Dunmore", None),
+               ("Brampton", None))
+    texts = [a for a, _ in answers]
+    keys = _keys(*answers, texts=texts, question=question)
+    assert keys[0] == keys[2] != keys[1]
