@@ -84,8 +84,10 @@ class QueueSettings:
     up front a diagnosis that could not finish within ``job_timeout_s`` rather than admit it
     to fail at the limit. Must be above 0."""
     retry_after_s: int = 30
-    """What ``Retry-After`` says when no worker is alive; a full queue's is computed from the
-    work ahead and the rate (:meth:`api.services.admission.Admission.retry_after_for`)."""
+    """What ``Retry-After`` says when the job queue could not take a job that was admitted. A full
+    queue's (on submission and ``/healthz``) is computed from the work ahead and the rate
+    (:meth:`api.services.admission.Admission.retry_after_for`); with no worker alive ``/healthz``
+    says ``stalled_after_s``."""
     inline_inputs_max_documents: int = 50
     """``mode=inputs`` diagnoses of up to this many documents are answered inline."""
     inline_concurrency: int = 2

@@ -6,6 +6,7 @@ The worker-lease and fair-order items are in test_worker_lease.py and test_fairn
 
 from __future__ import annotations
 
+import math
 import socket
 import sqlite3
 import threading
@@ -21,9 +22,11 @@ from sqlalchemy.exc import OperationalError
 from api.app import create_app, server_options
 from api.db.models import Diagnosis
 from api.db.store import claim, set_progress
+from api.services.admission import Admission, job_cost
 from api.services.auth import create_key, revoke_key
-from api.settings import AuthSettings
-from tests.api.conftest import FakeInline, ListQueue, service_settings, small_case
+from api.settings import AuthSettings, QueueSettings
+from diagnose.case import case_from_dict
+from tests.api.conftest import FakeInline, ListQueue, measured, service_settings, small_case
 from tests.pages.live import served
 
 
@@ -69,6 +72,37 @@ def test_healthz_answers_503_within_its_deadline_when_the_database_freezes(sqlit
         release.set()
     assert _problem(response, 503)["title"] == "unavailable" and response.headers["retry-after"] == "5"
     assert HEALTH_DEADLINE_S <= elapsed < HEALTH_DEADLINE_S + 2.0, elapsed  # slack for a loaded CI machine
+
+
+def test_healthz_queue_full_says_retry_after_from_the_work_ahead_and_the_rate(sqlite_url):
+    """The estimate a refused submission gets, not ``RAG_DIAGNOSE_RETRY_AFTER_S``: the assumed rate
+    until one is measured, then the measured one."""
+    cost = job_cost(case_from_dict(small_case()), "run")
+    app = _app(sqlite_url, capacity=2, retry_after_s=30, tokens_per_s=100.0)
+    with TestClient(app) as client:
+        for i in range(2):
+            assert client.post("/v1/diagnoses", json=small_case(f"c{i}")).status_code == 202
+        refused = client.post("/v1/diagnoses", json=small_case("c2"))
+        assumed = client.get("/healthz")
+        assert _problem(assumed, 503)["title"] == "queue full"
+        assert assumed.headers["retry-after"] == refused.headers["retry-after"] == str(math.ceil(cost / 100))
+        measured(app, 1000.0)
+        faster = client.get("/healthz")
+        assert _problem(faster, 503)["title"] == "queue full"
+        assert faster.headers["retry-after"] == str(math.ceil(cost / 1000))
+
+
+def test_healthz_no_worker_says_retry_after_the_stalled_after_window(sqlite_url):
+    app = create_app(service_settings(sqlite_url, stalled_after_s=12, retry_after_s=30, tokens_per_s=1000.0),
+                     inline=FakeInline())
+    with TestClient(app) as client:
+        app.state.service.queue.stop()  # the embedded worker thread is gone
+        assert client.post("/v1/diagnoses", json=small_case()).status_code == 202
+        response = client.get("/healthz")
+    assert _problem(response, 503)["title"] == "no worker" and response.headers["retry-after"] == "12"
+    # Bounded like the estimate: 1 s to an hour.
+    assert [Admission(QueueSettings(stalled_after_s=s)).no_worker_retry_after["Retry-After"]
+            for s in (0.2, 7200.0)] == ["1", "3600"]
 
 
 # 5.2 the login form refuses Origin: null; the pages keep their origin -----------------------
