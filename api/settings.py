@@ -167,8 +167,9 @@ class DatabaseTimeouts:
     past it the request gets 503 with ``Retry-After`` (the worker's writes retry). Reads do
     not take the lock (WAL)."""
     db_request_deadline_s: float = 5.0
-    """A read request (``GET`` of diagnoses, runs, the library) not answered within this gets
-    503 with ``Retry-After`` instead of waiting on; 0: no deadline."""
+    """A read-only request on the database (``GET`` of ``/v1`` diagnoses, nightly runs and the
+    library, and the pages) not answered within this gets 503 with ``Retry-After`` instead of
+    waiting on; 0: no deadline."""
 
 
 @dataclass(frozen=True)
