@@ -133,8 +133,9 @@ class AuthSettings:
     """A connection whose request line and headers are not all in within this is closed
     (slowloris); 0: no limit."""
     body_timeout_s: float = 30.0
-    """A request body (authenticated or not) not all in within this after its headers closes the
-    connection: a body trickled a byte at a time must not hold it open. 0: no limit (applies
+    """A request body (authenticated or not) not all in within this after its headers is answered
+    408 (problem+json naming ``body``) and its connection closed: a body trickled a byte at a time
+    must not hold it open. 0: no limit (applies
     only with ``header_timeout_s`` above 0)."""
     forwarded_allow_ips: str = ""
     """Comma-separated addresses of the reverse proxies whose ``X-Forwarded-For`` and

@@ -6,6 +6,7 @@ The worker-lease and fair-order items are in test_worker_lease.py and test_fairn
 
 from __future__ import annotations
 
+import json
 import math
 import socket
 import sqlite3
@@ -143,7 +144,7 @@ def test_sign_in_attempts_are_capped_per_address_as_documented(sqlite_url):
 
 # 5.3 a body trickled in is cut off -------------------------------------------------------------
 
-def test_a_trickled_authenticated_body_is_closed_at_the_body_timeout(sqlite_url):
+def test_a_trickled_authenticated_body_gets_a_408_naming_the_body_and_is_closed_at_the_body_timeout(sqlite_url):
     settings = replace(service_settings(sqlite_url), auth=AuthSettings(header_timeout_s=5.0, body_timeout_s=1.0))
     app = create_app(settings, queue=ListQueue(), inline=FakeInline())
     key = create_key(app.state.service.db, "alice")
@@ -152,21 +153,36 @@ def test_a_trickled_authenticated_body_is_closed_at_the_body_timeout(sqlite_url)
         with socket.create_connection((host, int(port)), timeout=10) as sock:
             sock.sendall(f"POST /v1/diagnoses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
                          "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n".encode())
-            started, closed = time.monotonic(), False
+            started, closed, received = time.monotonic(), False, b""
             sock.settimeout(0.2)
             while time.monotonic() - started < 8:
                 try:
-                    sock.sendall(b" ")  # one byte of the body now and then
-                    if sock.recv(1024) == b"":
+                    chunk = sock.recv(4096)  # whatever the server says, before the next byte
+                except socket.timeout:
+                    try:
+                        sock.sendall(b" ")  # one byte of the body now and then
+                    except OSError:  # the server closed the connection
                         closed = True
                         break
-                except socket.timeout:
                     continue
                 except OSError:  # reset by the server
                     closed = True
                     break
-        assert closed and time.monotonic() - started < 4, time.monotonic() - started
+                if chunk == b"":
+                    closed = True
+                    break
+                received += chunk
+            closed_after = time.monotonic() - started
+        assert closed and closed_after < 4, closed_after
         assert httpx.get(f"{base}/healthz", timeout=5).status_code == 200
+    head, _, body = received.partition(b"\r\n\r\n")
+    status, *header_lines = head.decode().split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in header_lines)}
+    assert status == "HTTP/1.1 408 Request Timeout", received
+    assert headers["content-type"] == "application/problem+json" and headers["connection"] == "close"
+    problem_body = json.loads(body)
+    assert problem_body["status"] == 408 and problem_body["field"] == "body"
+    assert "RAG_DIAGNOSE_BODY_TIMEOUT_S" in problem_body["detail"]
 
 
 # 5.4 revoking a key stops its work ----------------------------------------------------------------
