@@ -207,6 +207,7 @@ def create_app(
     )
     app.state.service = service
     app.state.health_facts = LastFacts()
+    app.state.read_deadline_s = settings.database.db_request_deadline_s  # api.controllers.reads
     app.state.key_ring = keys
     app.state.limiter = limiter
     app.state.session_ttl_s = settings.auth.session_ttl_s

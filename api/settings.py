@@ -84,8 +84,10 @@ class QueueSettings:
     up front a diagnosis that could not finish within ``job_timeout_s`` rather than admit it
     to fail at the limit. Must be above 0."""
     retry_after_s: int = 30
-    """What ``Retry-After`` says when no worker is alive; a full queue's is computed from the
-    work ahead and the rate (:meth:`api.services.admission.Admission.retry_after_for`)."""
+    """What ``Retry-After`` says when the job queue could not take a job that was admitted. A full
+    queue's (on submission and ``/healthz``) is computed from the work ahead and the rate
+    (:meth:`api.services.admission.Admission.retry_after_for`); with no worker alive ``/healthz``
+    says ``stalled_after_s``."""
     inline_inputs_max_documents: int = 50
     """``mode=inputs`` diagnoses of up to this many documents are answered inline."""
     inline_concurrency: int = 2
@@ -131,8 +133,9 @@ class AuthSettings:
     """A connection whose request line and headers are not all in within this is closed
     (slowloris); 0: no limit."""
     body_timeout_s: float = 30.0
-    """A request body (authenticated or not) not all in within this after its headers closes the
-    connection: a body trickled a byte at a time must not hold it open. 0: no limit (applies
+    """A request body (authenticated or not) not all in within this after its headers is answered
+    408 (problem+json naming ``body``) and its connection closed: a body trickled a byte at a time
+    must not hold it open. 0: no limit (applies
     only with ``header_timeout_s`` above 0)."""
     forwarded_allow_ips: str = ""
     """Comma-separated addresses of the reverse proxies whose ``X-Forwarded-For`` and
@@ -165,8 +168,9 @@ class DatabaseTimeouts:
     past it the request gets 503 with ``Retry-After`` (the worker's writes retry). Reads do
     not take the lock (WAL)."""
     db_request_deadline_s: float = 5.0
-    """A read request (``GET`` of diagnoses, runs, the library) not answered within this gets
-    503 with ``Retry-After`` instead of waiting on; 0: no deadline."""
+    """A read-only request on the database (``GET`` of ``/v1`` diagnoses, nightly runs and the
+    library, and the pages) not answered within this gets 503 with ``Retry-After`` instead of
+    waiting on; 0: no deadline."""
 
 
 @dataclass(frozen=True)

@@ -78,13 +78,13 @@ class DiagnosesController(Controller):
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     ) -> list[DiagnosisView]:
         """The newest first; each without its report (read it with ``GET /v1/diagnoses/{id}``)."""
-        return await read_in_thread(service.read_deadline_s, lambda: service.list(
+        return await read_in_thread(request, lambda: service.list(
             status=status, case_id=case_id, limit=limit, scope=request.state.caller.scope))
 
     @get("/{diagnosis_id:str}", summary="A diagnosis: status, progress, report when done",
          responses=problem_responses(400, 401, 404, 429))
     async def read(self, request: Request, service: Service, diagnosis_id: FromPath[str]) -> DiagnosisView:
-        return await read_in_thread(service.read_deadline_s, service.get, diagnosis_id, request.state.caller.scope)
+        return await read_in_thread(request, service.get, diagnosis_id, request.state.caller.scope)
 
     @delete("/{diagnosis_id:str}", status_code=202, summary="Cancel a queued or running diagnosis",
             responses=problem_responses(400, 401, 404, 409, 429))
@@ -95,12 +95,12 @@ class DiagnosesController(Controller):
          responses=problem_responses(400, 401, 404, 409, 429))
     async def report_json(self, request: Request, service: Service, diagnosis_id: FromPath[str]) -> dict[str, Any]:
         """The report of contract section 3, as stored."""
-        return await read_in_thread(service.read_deadline_s, service.report, diagnosis_id, request.state.caller.scope)
+        return await read_in_thread(request, service.report, diagnosis_id, request.state.caller.scope)
 
     @get("/{diagnosis_id:str}/report.html", media_type="text/html", summary="The report page",
          responses=problem_responses(400, 401, 404, 409, 429))
     async def report_html(self, request: Request, service: Service, diagnosis_id: FromPath[str]) -> Response[str]:
-        report = await read_in_thread(service.read_deadline_s, service.report, diagnosis_id,
+        report = await read_in_thread(request, service.report, diagnosis_id,
                                       request.state.caller.scope)
         html = render_report_html(read_report(report))
         return Response(html, media_type="text/html", headers=HTML_HEADERS)

@@ -4,6 +4,8 @@ It cannot when the database is unreachable or does not answer within
 :data:`HEALTH_DEADLINE_S`, when no worker is alive to run what it accepts (PostgreSQL: no
 ``diagnose worker`` heard from within ``stalled_after_s``; embedded: the worker thread of
 this process is not running), or when the queue is full. Every 503 carries ``Retry-After``
+(the database: 5 s; a full queue: the estimate a submission gets, the work ahead over the
+rate; no worker: the stalled-after window, :attr:`api.services.admission.Admission.no_worker_retry_after`)
 and the facts it has: queue depth and workers, and on PostgreSQL the seconds since the last
 worker heartbeat; with the database gone, the last facts read (``last_known``, with their age).
 ``serve --no-worker`` on SQLite runs no worker by choice: it stores work for later and
@@ -65,15 +67,25 @@ async def healthz(service: NamedDependency[DiagnosisService], state: State) -> H
     expects_workers = bool(getattr(queue, "expects_workers", False))
     heartbeat_age = getattr(queue, "last_heartbeat_age_s", None)
 
-    def check() -> dict[str, Any]:
+    settings = service.settings.queue
+    capacity = settings.capacity
+    admission = service.admission
+
+    def check() -> tuple[dict[str, Any], dict[str, str] | None]:
+        """The facts, and the ``Retry-After`` of a 503 (None: the service can take work)."""
         facts = {"pending": service.pending(), "workers": queue.workers_alive()}
         if heartbeat_age is not None:
             facts["last_heartbeat_age_s"] = heartbeat_age()
-        return facts
+        if expects_workers and facts["workers"] < 1:
+            return facts, admission.no_worker_retry_after
+        if facts["pending"] >= capacity:  # the estimate a submission gets, within this deadline too
+            with service.db.session() as session:
+                return facts, admission.queue_retry_after(session)
+        return facts, None
 
     try:
         with anyio.fail_after(HEALTH_DEADLINE_S):
-            facts = await to_thread.run_sync(check, limiter=_OWN_THREADS, abandon_on_cancel=True)
+            facts, retry_after = await to_thread.run_sync(check, limiter=_OWN_THREADS, abandon_on_cancel=True)
     except TimeoutError as exc:
         raise problem(503, "unavailable", f"the database did not answer within {HEALTH_DEADLINE_S:g} s",
                       headers=DATABASE_RETRY_AFTER, queue=queue.kind, **last.view()) from exc
@@ -81,15 +93,13 @@ async def healthz(service: NamedDependency[DiagnosisService], state: State) -> H
         raise problem(503, "unavailable", f"database unreachable: {type(exc).__name__}",
                       headers=DATABASE_RETRY_AFTER, queue=queue.kind, **last.view()) from exc
     last.keep(facts)
-    settings = service.settings.queue
-    capacity = settings.capacity
     details = {"queue": queue.kind, "capacity": capacity, **facts}
     if not expects_workers and queue.kind == "sqlite":
         details["worker"] = "disabled"
     if expects_workers and facts["workers"] < 1:
         raise problem(503, "no worker", _no_worker_detail(queue.kind, facts["pending"], settings.stalled_after_s),
-                      headers=service.admission.retry_after, **details)
-    if facts["pending"] >= capacity:
+                      headers=retry_after, **details)
+    if retry_after is not None:
         raise problem(503, "queue full", f"{facts['pending']} of {capacity} slots in use",
-                      headers=service.admission.retry_after, **details)
+                      headers=retry_after, **details)
     return Health(status="ok", **details)

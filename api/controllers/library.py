@@ -10,6 +10,7 @@ from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency, Provide
 from litestar.params import BodyKwarg, QueryParameter
 
+from api.controllers.reads import read_in_thread
 from api.openapi import case_body_schema, problem_responses
 from api.responses import LibraryEntry, LibraryPushResult
 from api.services.diagnoses import DiagnosisService
@@ -73,4 +74,4 @@ class LibraryController(Controller):
         tag: Annotated[list[str] | None, QueryParameter(description="Only cases carrying every given tag.")] = None,
     ) -> list[LibraryEntry]:
         scope = request.state.caller.scope
-        return await to_thread.run_sync(lambda: library.list(tag or (), scope))
+        return await read_in_thread(request, lambda: library.list(tag or (), scope))

@@ -10,6 +10,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody, QueryParameter
 
+from api.controllers.reads import read_in_thread
 from api.openapi import links_from, problem_responses
 from api.responses import NightlyRunView
 from api.services.diagnoses import DiagnosisService
@@ -84,22 +85,22 @@ class NightlyRunsController(Controller):
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     ) -> list[NightlyRunView]:
         scope = request.state.caller.scope
-        return await to_thread.run_sync(lambda: nightly.list(status=status, limit=limit, scope=scope))
+        return await read_in_thread(request, lambda: nightly.list(status=status, limit=limit, scope=scope))
 
     @get("/{run_id:str}", summary="A nightly run: progress (finished/total), summary when done",
          responses=problem_responses(400, 401, 404, 429))
     async def read(self, request: Request, nightly: Nightly, run_id: FromPath[str]) -> NightlyRunView:
         scope = request.state.caller.scope
-        return await to_thread.run_sync(lambda: nightly.get(run_id, scope=scope))
+        return await read_in_thread(request, lambda: nightly.get(run_id, scope=scope))
 
     @get("/{run_id:str}/junit.xml", media_type="application/xml", summary="JUnit XML, one test case per case",
          responses=problem_responses(400, 401, 404, 409, 429))
     async def junit(self, request: Request, nightly: Nightly, run_id: FromPath[str]) -> Response[str]:
-        xml = await to_thread.run_sync(nightly.junit, run_id, request.state.caller.scope)
+        xml = await read_in_thread(request, nightly.junit, run_id, request.state.caller.scope)
         return Response(xml, media_type="application/xml")
 
     @get("/{run_id:str}/summary.md", media_type="text/markdown", summary="Markdown summary for a PR comment",
          responses=problem_responses(400, 401, 404, 409, 429))
     async def summary_md(self, request: Request, nightly: Nightly, run_id: FromPath[str]) -> Response[str]:
-        markdown = await to_thread.run_sync(nightly.markdown, run_id, request.state.caller.scope)
+        markdown = await read_in_thread(request, nightly.markdown, run_id, request.state.caller.scope)
         return Response(markdown, media_type="text/markdown; charset=utf-8")

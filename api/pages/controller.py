@@ -1,7 +1,8 @@
 """The site's HTML pages: recent diagnoses, one diagnosis, two side by side, library, nightly runs.
 
 Each handler reads through :class:`PageQueries`, builds a view model and
-renders one template. Pages sit on the guarded router, like ``/v1``.
+renders one template, all of it as a read (:func:`api.controllers.reads.read_handler`: a
+thread of its own, 503 past the read deadline). Pages sit on the guarded router, like ``/v1``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from litestar import Controller, Request, Response, get
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, QueryParameter
 
+from api.controllers.reads import read_handler
 from api.db.session import Database
 from api.pages.compare import compare_page
 from api.pages.diagnoses import diagnosis_page, diagnosis_rows
@@ -42,13 +44,15 @@ class PagesController(Controller):
     tags = ["pages"]
     include_in_schema = False
 
-    @get("/", sync_to_thread=True)
+    @get("/")
+    @read_handler
     def index(self, request: Request, page_queries: Queries, page_renderer: Pages,
               case_id: Annotated[str | None, QueryParameter(max_length=128)] = None) -> Html:
         rows = diagnosis_rows(page_queries.recent(case_id=case_id, scope=_scope(request)))
         return page_renderer.page("index.html.j2", rows=rows, case_id=case_id, active="diagnoses")
 
-    @get("/diagnoses/{diagnosis_id:str}", sync_to_thread=True)
+    @get("/diagnoses/{diagnosis_id:str}")
+    @read_handler
     def diagnosis(self, request: Request, page_queries: Queries, page_renderer: Pages,
                   diagnosis_id: FromPath[str]) -> Html:
         scope = _scope(request)
@@ -58,7 +62,8 @@ class PagesController(Controller):
         previous = page_queries.previous_done(detail.summary, scope) if detail.report is not None else None
         return page_renderer.page("diagnosis.html.j2", page=diagnosis_page(detail, previous), active="diagnoses")
 
-    @get("/compare/{baseline_id:str}/{current_id:str}", sync_to_thread=True)
+    @get("/compare/{baseline_id:str}/{current_id:str}")
+    @read_handler
     def compare(self, request: Request, page_queries: Queries, page_renderer: Pages, baseline_id: FromPath[str],
                 current_id: FromPath[str]) -> Html:
         details = [page_queries.diagnosis(i, _scope(request)) for i in (baseline_id, current_id)]
@@ -71,18 +76,21 @@ class PagesController(Controller):
                     "diagnoses")
         return page_renderer.page("compare.html.j2", page=compare_page(*details), active="diagnoses")
 
-    @get("/library", sync_to_thread=True)
+    @get("/library")
+    @read_handler
     def library(self, request: Request, page_queries: Queries, page_renderer: Pages) -> Html:
         rows = library_rows(page_queries.library(_scope(request)))
         return page_renderer.page("library.html.j2", rows=rows, active="library")
 
-    @get("/nightly", sync_to_thread=True)
+    @get("/nightly")
+    @read_handler
     def nightly(self, request: Request, page_queries: Queries, page_renderer: Pages) -> Html:
         runs = page_queries.runs(scope=_scope(request))
         return page_renderer.page("nightly.html.j2", rows=[run_row(r) for r in runs], trend=trend(runs),
                                   active="nightly")
 
-    @get("/nightly/{run_id:str}", sync_to_thread=True)
+    @get("/nightly/{run_id:str}")
+    @read_handler
     def nightly_run(self, request: Request, page_queries: Queries, page_renderer: Pages, run_id: FromPath[str]) -> Html:
         detail = page_queries.run(run_id, _scope(request))
         if detail is None:

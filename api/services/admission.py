@@ -94,8 +94,32 @@ class Admission:
 
     @property
     def retry_after(self) -> dict[str, str]:
-        """``Retry-After`` when no estimate is possible (no worker alive)."""
+        """``Retry-After`` when the job queue could not take a job (:attr:`QueueSettings.retry_after_s`)."""
         return {"Retry-After": str(self.settings.retry_after_s)}
+
+    @property
+    def no_worker_retry_after(self) -> dict[str, str]:
+        """``Retry-After`` while no worker is alive (``/healthz``): the stalled-after window.
+
+        Not the work-ahead estimate: it divides the work ahead by the rate at which the workers
+        drain the queue, and with no worker nothing drains, so it would promise a wait nobody
+        knows (1 s for an empty queue: a health checker polling every second for what only a
+        new worker process can change). The window is the one figure the code can justify: it
+        is its own time scale for worker liveness (a PostgreSQL worker is counted alive that
+        long after its last heartbeat; a silent worker's leases expire and its jobs go back on
+        the queue after it), so a checker that asks again after it gets a verdict formed over
+        a whole new window. A worker that starts sooner ends the 503 sooner; the embedded
+        worker thread does not come back by itself, and there the window is only a pace for
+        asking again. Bounded like the estimate, 1 s to an hour."""
+        return {"Retry-After": str(_bounded(self.settings.stalled_after_s))}
+
+    def queue_retry_after(self, session: Session) -> dict[str, str]:
+        """``Retry-After`` of a full queue (``/healthz``): what :meth:`admit` tells a submission of one
+        diagnosis of the pending ones' average cost, the work ahead over the rate (measured, else
+        the assumed :attr:`QueueSettings.tokens_per_s`)."""
+        rate, _ = self.rate(session)
+        _, _, ahead = self._queue_ahead(session, 1, 0)
+        return self.retry_after_for(ahead, rate)
 
     def rate(self, session: Session) -> tuple[float, str]:
         """Tokens per second and where the figure comes from: ``measured`` from finished diagnoses,
@@ -106,7 +130,15 @@ class Admission:
     @staticmethod
     def retry_after_for(tokens_ahead: float, rate: float) -> dict[str, str]:
         """``Retry-After``: the seconds the work ahead takes at ``rate``, 1 to :data:`MAX_RETRY_AFTER_S`."""
-        return {"Retry-After": str(min(MAX_RETRY_AFTER_S, max(1, math.ceil(tokens_ahead / rate))))}
+        return {"Retry-After": str(_bounded(tokens_ahead / rate))}
+
+    def _queue_ahead(self, session: Session, wanted: int, cost: int) -> tuple[int, int, float]:
+        """The queued and running diagnoses, their cost, and the tokens of them that must finish
+        before ``wanted`` more costing ``cost`` fit both capacities."""
+        waiting, waiting_cost = pending_load(session)
+        settings = self.settings
+        ahead = _tokens_to_free(waiting, waiting_cost, wanted, cost, settings.capacity, settings.cost_capacity)
+        return waiting, waiting_cost, ahead
 
     def admit(self, session: Session, wanted: int = 1, what: str | None = None, owner: int | None = None,
               cost: int = 0, largest: int = 0) -> None:
@@ -135,9 +167,8 @@ class Admission:
                     f"share is {slots} diagnoses and {tokens:,} tokens (RAG_DIAGNOSE_KEY_SHARE {share:g} of "
                     "RAG_DIAGNOSE_CAPACITY and RAG_DIAGNOSE_COST_CAPACITY); wait for Retry-After",
                     headers=self.retry_after_for(ahead, rate), facts={"limit": "RAG_DIAGNOSE_KEY_SHARE"})
-        waiting, waiting_cost = pending_load(session)
+        waiting, waiting_cost, ahead = self._queue_ahead(session, wanted, cost)
         capacity = settings.capacity
-        ahead = _tokens_to_free(waiting, waiting_cost, wanted, cost, capacity, settings.cost_capacity)
         if waiting + wanted > capacity:
             raise QueueFull(f"{prefix}{waiting} diagnoses are queued or running (capacity {capacity}"
                             + (f", {max(capacity - waiting, 0)} free" if what else "")
@@ -162,6 +193,11 @@ class Admission:
                                   "estimated_s": round(cost / rate, 1), "tokens_per_s": round(rate, 2),
                                   "rate": source})
         return rate, source
+
+
+def _bounded(seconds: float) -> int:
+    """Whole seconds for ``Retry-After``, 1 to :data:`MAX_RETRY_AFTER_S`."""
+    return min(MAX_RETRY_AFTER_S, max(1, math.ceil(seconds)))
 
 
 def _tokens_to_free(count: int, count_cost: int, wanted: int, cost: int, slots: int, tokens: int) -> float:

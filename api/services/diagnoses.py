@@ -34,8 +34,6 @@ class DiagnosisService:
         self.settings = settings
         self.inline = inline
         self.admission = Admission(settings.queue)
-        self.read_deadline_s = settings.database.db_request_deadline_s
-        """A read answers 503 past this (:mod:`api.controllers.reads`)."""
         self._inline_slots = threading.BoundedSemaphore(max(1, settings.queue.inline_concurrency))
         # Part of every cache key: a new engine, library or settings version is a new request.
         self._engine_key = sha256_of({

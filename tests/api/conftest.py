@@ -7,6 +7,7 @@ own database and drops it afterwards. ``.ci/run`` makes sure the server is up.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import uuid
 from dataclasses import replace
@@ -16,6 +17,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from api.db.models import Diagnosis
 from api.settings import Limits, QueueSettings, ServiceSettings
 from diagnose.settings import DatabaseSettings, Settings
 
@@ -108,6 +110,15 @@ class ListQueue:
 
     def workers_alive(self) -> int:
         return 0
+
+
+def measured(app, tokens_per_s: float) -> None:
+    """A finished diagnosis that makes the workers' measured rate ``tokens_per_s``."""
+    now = dt.datetime.now(dt.timezone.utc)
+    with app.state.service.db.session() as session:
+        session.add(Diagnosis(status="done", mode="run", case_id="measured", case={}, request_key="measured",
+                              cost=int(tokens_per_s * 100), started_at=now - dt.timedelta(seconds=100),
+                              finished_at=now))
 
 
 def service_settings(url: str, **queue: Any) -> ServiceSettings:

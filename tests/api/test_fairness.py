@@ -3,7 +3,6 @@ trusts an unmeasured rate (docs/service.md, guarantees 2 and 3). On SQLite and P
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 
 import pytest
@@ -15,7 +14,7 @@ from api.jobs.runner import DiagnosisRunner
 from api.services.admission import job_cost
 from api.services.auth import create_key
 from diagnose.case import case_from_dict
-from tests.api.conftest import FakeDiagnoser, FakeInline, ListQueue, service_settings, small_case
+from tests.api.conftest import FakeDiagnoser, FakeInline, ListQueue, measured, service_settings, small_case
 
 
 @pytest.fixture
@@ -35,15 +34,6 @@ def make_app(database_url):
 
 def _bearer(app, name: str) -> dict[str, str]:
     return {"authorization": f"Bearer {create_key(app.state.service.db, name)}"}
-
-
-def _measured(app, tokens_per_s: float) -> None:
-    """A finished diagnosis that makes the workers' measured rate ``tokens_per_s``."""
-    now = dt.datetime.now(dt.timezone.utc)
-    with app.state.service.db.session() as session:
-        session.add(Diagnosis(status="done", mode="run", case_id="measured", case={}, request_key="measured",
-                              cost=int(tokens_per_s * 100), started_at=now - dt.timedelta(seconds=100),
-                              finished_at=now))
 
 
 def _run_all(app) -> list[str]:
@@ -85,7 +75,7 @@ def test_a_full_queue_says_retry_after_from_the_work_ahead_and_the_measured_rate
     answers = {}
     for rate in (100.0, 1000.0):
         app = make_app(capacity=2, retry_after_s=30)
-        _measured(app, rate)
+        measured(app, rate)
         client = app.state.client
         for i in range(2):
             assert client.post("/v1/diagnoses", json=small_case(f"c{i}")).status_code == 202
@@ -99,7 +89,7 @@ def test_a_full_queue_says_retry_after_from_the_work_ahead_and_the_measured_rate
 
 def test_a_key_over_its_share_waits_for_its_own_work_at_its_turns_share_of_the_rate(make_app):
     app = make_app(capacity=4, key_share=0.5)
-    _measured(app, 100.0)
+    measured(app, 100.0)
     alice, bob = _bearer(app, "alice"), _bearer(app, "bob")
     client = app.state.client
     assert client.post("/v1/diagnoses", json=small_case("bob"), headers=bob).status_code == 202
@@ -124,7 +114,7 @@ def test_a_fresh_service_refuses_up_front_what_the_assumed_rate_cannot_finish_in
     assert problem["limit_s"] == 60.0 and problem["rate"] == "assumed" and problem["estimated_s"] > 60
     small = small_case("small", seeds=1, temperatures=[0.2], max_new_tokens=16)
     assert client.post("/v1/diagnoses", json=small).status_code == 202
-    _measured(app, 1000.0)  # once the workers measured a fast rate, the big one fits
+    measured(app, 1000.0)  # once the workers measured a fast rate, the big one fits
     assert client.post("/v1/diagnoses", json=big).status_code == 202
 
 

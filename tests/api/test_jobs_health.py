@@ -41,7 +41,9 @@ def test_postgres_without_a_live_worker_is_degraded(pg_url):
     app = create_app(service_settings(pg_url, stalled_after_s=5), inline=FakeInline(), migrate=False)
     with TestClient(app) as client:
         assert client.post("/v1/diagnoses", json=small_case()).status_code == 202  # accepted and stored
-        body = _no_worker(client.get("/healthz"), pending=1)
+        degraded = client.get("/healthz")
+        body = _no_worker(degraded, pending=1)
+        assert degraded.headers["retry-after"] == "5"  # the stalled-after window, not RAG_DIAGNOSE_RETRY_AFTER_S
         assert body["queue"] == "postgresql" and "diagnose worker" in body["detail"]
         with psycopg.connect(pg_url, autocommit=True) as conn:
             # A worker silent for longer than stalled_after_s is dead: still degraded.

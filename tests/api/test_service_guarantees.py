@@ -6,6 +6,8 @@ The worker-lease and fair-order items are in test_worker_lease.py and test_fairn
 
 from __future__ import annotations
 
+import json
+import math
 import socket
 import sqlite3
 import threading
@@ -21,9 +23,11 @@ from sqlalchemy.exc import OperationalError
 from api.app import create_app, server_options
 from api.db.models import Diagnosis
 from api.db.store import claim, set_progress
+from api.services.admission import Admission, job_cost
 from api.services.auth import create_key, revoke_key
-from api.settings import AuthSettings
-from tests.api.conftest import FakeInline, ListQueue, service_settings, small_case
+from api.settings import AuthSettings, QueueSettings
+from diagnose.case import case_from_dict
+from tests.api.conftest import FakeInline, ListQueue, measured, service_settings, small_case
 from tests.pages.live import served
 
 
@@ -71,6 +75,37 @@ def test_healthz_answers_503_within_its_deadline_when_the_database_freezes(sqlit
     assert HEALTH_DEADLINE_S <= elapsed < HEALTH_DEADLINE_S + 2.0, elapsed  # slack for a loaded CI machine
 
 
+def test_healthz_queue_full_says_retry_after_from_the_work_ahead_and_the_rate(sqlite_url):
+    """The estimate a refused submission gets, not ``RAG_DIAGNOSE_RETRY_AFTER_S``: the assumed rate
+    until one is measured, then the measured one."""
+    cost = job_cost(case_from_dict(small_case()), "run")
+    app = _app(sqlite_url, capacity=2, retry_after_s=30, tokens_per_s=100.0)
+    with TestClient(app) as client:
+        for i in range(2):
+            assert client.post("/v1/diagnoses", json=small_case(f"c{i}")).status_code == 202
+        refused = client.post("/v1/diagnoses", json=small_case("c2"))
+        assumed = client.get("/healthz")
+        assert _problem(assumed, 503)["title"] == "queue full"
+        assert assumed.headers["retry-after"] == refused.headers["retry-after"] == str(math.ceil(cost / 100))
+        measured(app, 1000.0)
+        faster = client.get("/healthz")
+        assert _problem(faster, 503)["title"] == "queue full"
+        assert faster.headers["retry-after"] == str(math.ceil(cost / 1000))
+
+
+def test_healthz_no_worker_says_retry_after_the_stalled_after_window(sqlite_url):
+    app = create_app(service_settings(sqlite_url, stalled_after_s=12, retry_after_s=30, tokens_per_s=1000.0),
+                     inline=FakeInline())
+    with TestClient(app) as client:
+        app.state.service.queue.stop()  # the embedded worker thread is gone
+        assert client.post("/v1/diagnoses", json=small_case()).status_code == 202
+        response = client.get("/healthz")
+    assert _problem(response, 503)["title"] == "no worker" and response.headers["retry-after"] == "12"
+    # Bounded like the estimate: 1 s to an hour.
+    assert [Admission(QueueSettings(stalled_after_s=s)).no_worker_retry_after["Retry-After"]
+            for s in (0.2, 7200.0)] == ["1", "3600"]
+
+
 # 5.2 the login form refuses Origin: null; the pages keep their origin -----------------------
 
 def test_the_pages_keep_their_origin_and_a_null_origin_cannot_sign_in(sqlite_url):
@@ -109,7 +144,7 @@ def test_sign_in_attempts_are_capped_per_address_as_documented(sqlite_url):
 
 # 5.3 a body trickled in is cut off -------------------------------------------------------------
 
-def test_a_trickled_authenticated_body_is_closed_at_the_body_timeout(sqlite_url):
+def test_a_trickled_authenticated_body_gets_a_408_naming_the_body_and_is_closed_at_the_body_timeout(sqlite_url):
     settings = replace(service_settings(sqlite_url), auth=AuthSettings(header_timeout_s=5.0, body_timeout_s=1.0))
     app = create_app(settings, queue=ListQueue(), inline=FakeInline())
     key = create_key(app.state.service.db, "alice")
@@ -118,21 +153,36 @@ def test_a_trickled_authenticated_body_is_closed_at_the_body_timeout(sqlite_url)
         with socket.create_connection((host, int(port)), timeout=10) as sock:
             sock.sendall(f"POST /v1/diagnoses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
                          "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n".encode())
-            started, closed = time.monotonic(), False
+            started, closed, received = time.monotonic(), False, b""
             sock.settimeout(0.2)
             while time.monotonic() - started < 8:
                 try:
-                    sock.sendall(b" ")  # one byte of the body now and then
-                    if sock.recv(1024) == b"":
+                    chunk = sock.recv(4096)  # whatever the server says, before the next byte
+                except socket.timeout:
+                    try:
+                        sock.sendall(b" ")  # one byte of the body now and then
+                    except OSError:  # the server closed the connection
                         closed = True
                         break
-                except socket.timeout:
                     continue
                 except OSError:  # reset by the server
                     closed = True
                     break
-        assert closed and time.monotonic() - started < 4, time.monotonic() - started
+                if chunk == b"":
+                    closed = True
+                    break
+                received += chunk
+            closed_after = time.monotonic() - started
+        assert closed and closed_after < 4, closed_after
         assert httpx.get(f"{base}/healthz", timeout=5).status_code == 200
+    head, _, body = received.partition(b"\r\n\r\n")
+    status, *header_lines = head.decode().split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in header_lines)}
+    assert status == "HTTP/1.1 408 Request Timeout", received
+    assert headers["content-type"] == "application/problem+json" and headers["connection"] == "close"
+    problem_body = json.loads(body)
+    assert problem_body["status"] == 408 and problem_body["field"] == "body"
+    assert "RAG_DIAGNOSE_BODY_TIMEOUT_S" in problem_body["detail"]
 
 
 # 5.4 revoking a key stops its work ----------------------------------------------------------------
@@ -177,7 +227,9 @@ def test_a_body_over_the_size_limit_is_a_413_naming_the_body(sqlite_url):
 
 # 4. SQLite: reads do not wait behind a writer -----------------------------------------------------
 
-def test_sqlite_reads_answer_at_once_while_a_writer_holds_the_lock_and_posts_wait(sqlite_url):
+def _reads_behind_a_held_lock(sqlite_url, paths) -> dict:
+    """Another writer holds the SQLite lock and 50 posts wait on it; then each of ``paths``
+    (``{mine}``: a stored diagnosis's id) is read: path -> (answer, seconds)."""
     app = _app(sqlite_url)
     with served(app) as base:
         with httpx.Client(base_url=base, timeout=30) as client:
@@ -185,34 +237,59 @@ def test_sqlite_reads_answer_at_once_while_a_writer_holds_the_lock_and_posts_wai
         writer = sqlite3.connect(sqlite_url.removeprefix("sqlite:///"), timeout=0)
         writer.execute("BEGIN IMMEDIATE")  # another writer holds the lock
         limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+        reads = {}
         try:
             with httpx.Client(base_url=base, timeout=60, limits=limits) as client, ThreadPoolExecutor(50) as pool:
                 posts = [pool.submit(client.post, "/v1/diagnoses", json=small_case(f"p{i}")) for i in range(50)]
                 time.sleep(1.0)  # the posts are in, waiting on the lock
-                started = time.monotonic()
-                read = client.get(f"/v1/diagnoses/{mine}")
-                read_s = time.monotonic() - started
+                for path in paths:
+                    started = time.monotonic()
+                    read = client.get(path.format(mine=mine))
+                    reads[path] = (read, time.monotonic() - started)
                 writer.rollback()  # the lock is free again: the posts still waiting go through
                 answers = [p.result() for p in posts]
         finally:
             writer.close()
-    print(f"a read answered in {read_s:.2f} s behind a held write lock and 50 waiting posts")
-    # Well under one busy timeout (2 s), let alone the queue of posts ahead (37.7 s before).
-    assert read.status_code == 200 and read_s < 1.5, (read.status_code, read_s)
+    for path, (read, seconds) in reads.items():
+        print(f"{path}: answered {read.status_code} in {seconds:.2f} s behind a held write lock and 50 waiting posts")
     assert {a.status_code for a in answers} <= {202, 503}
     assert all(a.headers.get("retry-after") for a in answers if a.status_code == 503)
+    return reads
 
 
-def test_a_read_the_database_does_not_answer_in_time_is_a_503_with_retry_after(sqlite_url, monkeypatch):
+def test_sqlite_reads_answer_at_once_while_a_writer_holds_the_lock_and_posts_wait(sqlite_url):
+    reads = _reads_behind_a_held_lock(sqlite_url, ["/v1/diagnoses/{mine}"])
+    read, read_s = reads["/v1/diagnoses/{mine}"]
+    # Well under one busy timeout (2 s), let alone the queue of posts ahead (37.7 s before).
+    assert read.status_code == 200 and read_s < 1.5, (read.status_code, read_s)
+
+
+def test_sqlite_library_runs_and_pages_answer_at_once_while_a_writer_holds_the_lock(sqlite_url):
+    """The other read-only GETs on the database take the read threads too (they waited 5 s and
+    more for a thread of the shared pool, behind the posts)."""
+    paths = ["/v1/nightly-runs", "/v1/library", "/", "/diagnoses/{mine}", "/nightly", "/library"]
+    reads = _reads_behind_a_held_lock(sqlite_url, paths)
+    assert {path: read.status_code for path, (read, _) in reads.items()} == dict.fromkeys(paths, 200)
+    slow = {path: round(seconds, 2) for path, (_, seconds) in reads.items() if seconds >= 1.5}
+    assert not slow, slow
+
+
+@pytest.mark.parametrize("path, read", [
+    ("/v1/diagnoses/anything", "api.services.diagnoses.DiagnosisService.get"),
+    ("/v1/nightly-runs", "api.services.nightly.NightlyService.list"),
+    ("/v1/library", "api.services.library.LibraryService.list"),
+    ("/", "api.pages.queries.PageQueries.recent"),
+])
+def test_a_read_the_database_does_not_answer_in_time_is_a_503_with_retry_after(sqlite_url, monkeypatch, path, read):
     from api.settings import DatabaseTimeouts
 
     settings = replace(service_settings(sqlite_url), database=DatabaseTimeouts(db_request_deadline_s=0.5))
     app = create_app(settings, queue=ListQueue(), inline=FakeInline())
     release = threading.Event()
     with TestClient(app) as client:
-        monkeypatch.setattr(app.state.service, "get", lambda *args: release.wait(30))
+        monkeypatch.setattr(read, lambda *args, **kwargs: release.wait(30))
         started = time.monotonic()
-        response = client.get("/v1/diagnoses/anything")
+        response = client.get(path)
         elapsed = time.monotonic() - started
         release.set()
     body = _problem(response, 503)
