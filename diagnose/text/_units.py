@@ -17,6 +17,9 @@ from price_parser.parser import CURRENCY_CODES
 
 # --- physical units -----------------------------------------------------------
 
+SECONDS_PER_YEAR = 31557600.0
+"""pint's year (365.25 days), in seconds: money per span of time is keyed per year."""
+
 #: Unit words pint does not know, as pint expressions.  Calendar units follow
 #: pint: 1 year == 12 months == 365.25 days, 1 week == 7 days.
 ALIASES: dict[str, str] = {

@@ -4,7 +4,7 @@ import pytest
 
 from diagnose.text.compare import same_value
 from diagnose.text.questions import PER_TIME, asked_dimensions
-from diagnose.text.roles import asks_count, counted_word, listed_things, names_word
+from diagnose.text.roles import as_rate, asks_count, counted_word, listed_things, named_span, names_word
 from diagnose.text.sentences import content_tokens
 from diagnose.text.values import extract_values
 
@@ -39,6 +39,7 @@ def test_a_spelled_count_before_an_amount_does_not_join_it():
     ("Quelle est la dose maximale par jour ?", True),
     ("每天最多可以服用多少？", True),
     ("1日あたりの最大用量はいくらですか？", True),
+    ("套餐每月多少钱？", True),
     ("What is the maximum dose of Velorin?", False),
     ("How long is a day pass valid?", False),
 ])
@@ -78,3 +79,29 @@ def test_percentages_a_step_apart_at_the_written_precision_differ():
 def test_a_cjk_question_names_the_unit_it_counts_in():
     assert asked_dimensions("新员工每年有多少天年假？") == {PER_TIME, "[time]"}
     assert asked_dimensions("有給休暇は何日ですか？") == {"[time]"}
+
+
+@pytest.mark.parametrize("label, seconds", [
+    ("Price per month", 2629800.0),
+    ("Pro Price per month", 2629800.0),  # a per-word before a noun ("Pro Price") hides no later "per month"
+    ("Monthly", 2629800.0),
+    ("Fee (USD/mo)", 2629800.0),
+    ("Prix par mois", 2629800.0),
+    ("每月价格", 2629800.0),
+    ("月額料金", 2629800.0),
+    ("Max per day", 86400.0),
+    ("Price", None),
+    ("Day pass", None),
+])
+def test_a_table_label_names_the_span_its_amounts_are_per(label, seconds):
+    span = named_span(label)
+    assert (span.factor if span is not None else None) == seconds
+
+
+def test_an_amount_read_as_a_rate_equals_the_same_rate_written_out():
+    month, day = named_span("per month"), named_span("per day")
+    assert same_value(as_rate(extract_values("$19")[0], month), extract_values("$19 a month")[0])
+    assert not same_value(as_rate(extract_values("$19")[0], month), extract_values("$29 per month")[0])
+    assert same_value(as_rate(extract_values("2 g")[0], day), extract_values("2,000 mg daily")[0])
+    already, count = extract_values("$228 per year")[0], extract_values("5 seats")[0]
+    assert as_rate(already, month) == already and as_rate(count, month) == count
