@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from diagnose.text.polarity import relative_polarity
-from diagnose.text.questions import predicate_text
+from diagnose.text.questions import predicate_text, subject_text
 from diagnose.text.sentences import Sentence, cjk_share, content_tokens, overlap, split_sentences
 from diagnose.text.value_types import Value
 from diagnose.text.values import extract_values
@@ -33,6 +33,9 @@ class Claim:
     values: tuple[Value, ...]
     polarity: int
     """+1 when the sentence affirms what the question asks, -1 when it denies it."""
+    subject: tuple[str, ...] = ()
+    """The content tokens of the question's subject (:func:`diagnose.text.questions.subject_text`):
+    in a table, the column or row they name holds the answer."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,7 @@ def find_claims(
     scores = score_sentences(cosine, lexical, cjk_share(question), lexical_weight)
     asks = np.array([_is_question(s) for s in flat], bool)
     owners = docs.owners()
+    named = tuple(content_tokens(subject_text(question)))
     claims: list[list[Claim]] = []
     for i, sents in enumerate(docs.sentences):
         rows = np.flatnonzero(owners == i)
@@ -125,6 +129,7 @@ def find_claims(
                 score=float(scores[r]),
                 values=tuple(extract_values(sents[r - rows[0]].text)),
                 polarity=relative_polarity(question, sents[r - rows[0]].text),
+                subject=named,
             )
             for r in best
         ])

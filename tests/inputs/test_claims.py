@@ -35,3 +35,11 @@ def test_a_character_budget_keeps_the_best_sentences_that_fit_and_always_one():
     assert docs.sentences[0][0].text == "The tent weighs 2 kg."
     assert sum(len(s.text) for s in docs.sentences[0]) <= 60
     assert len(docs.sentences[1]) == 1  # longer than the budget, but a document always keeps one
+
+
+def test_claims_carry_the_questions_subject_words(hash_embedder):
+    question = "How much does the Pro plan cost per month?"
+    docs = document_sentences(question, ["The Pro plan costs $29 per month."], 8)
+    vectors = hash_embedder.encode(docs.flat + [question])
+    claims, _ = find_claims(question, docs, vectors[:-1], vectors[-1], 0.5, 2)
+    assert claims[0][0].subject == ("pro",)
