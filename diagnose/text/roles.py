@@ -38,9 +38,13 @@ _AFTER = re.compile(
 )
 _CJK_TIME = "小时|小時|時間|天|日|周|週|月|年"
 _BEFORE = re.compile(
-    rf"(?:每|毎|一|1)(?P<w>{_CJK_TIME})(?:あたり|当たり|に|内|均)?\D{{0,6}}$"
+    rf"(?P<each>每|毎|一|1)(?P<w>{_CJK_TIME})(?P<particle>あたり|当たり|に|内|均)?\D{{0,6}}$"
     rf"|(?P<n>\d+)(?P<span>{_CJK_TIME})(?:以内|内|之内)\D{{0,6}}$"
+    rf"|(?P<amount>[年月日天周週])(?:額|额|费|費)\D{{0,6}}$"  # 月額2,900円, 年费299元
 )
+_LONE_SPAN = "年月日"
+_WORD_BEFORE = re.compile(r"[\u4e00-\u9fff\d]")
+"""A character that makes a lone span part of a word or a date ("今月", "3月"): then it is no rate."""
 _ASKED = re.compile(
     rf"\b(?P<pw>{_PER_WORD})\s+(?P<per>[A-Za-zé]+)\b(?=(?:\s+(?P<next>[A-Za-z]+))?)|(?P<adv>\b[A-Za-z]+\b)|(?:每|毎|一|1|日)(?P<w>{_CJK_TIME})(?:あたり|当たり|に|均)?"
     rf"|(?P<amount>[年月日天周週])(?:額|额|费|費)"  # 月額, 年费: the amount per month, per year
@@ -79,13 +83,19 @@ def rate_after(text: str, end: int) -> tuple[Unit, int] | None:
     return (span, m.end()) if span is not None else None
 
 
-def rate_before(text: str, start: int) -> Unit | None:
+def rate_before(text: str, start: int, bare_one: bool = True) -> Unit | None:
     """The span of time an amount starting at ``start`` is per, from a CJK qualifier before it
-    in its clause ("每日最多4克", "1日あたり4,000mg", "24小时内4克")."""
+    in its clause ("每日最多4克", "1日あたり4,000mg", "24小时内4克", "月額2,900円", "月2,980円"). Without
+    ``bare_one``, "一"/"1" and a span with no particle after it is no qualifier: before money,
+    "1月" is January more often than "a month"."""
+    if start >= 1 and text[start - 1] in _LONE_SPAN and (start < 2 or not _WORD_BEFORE.match(text[start - 2])):
+        return _time(text[start - 1])  # "は月2,980円": a span opening its phrase, right before the amount
     m = _BEFORE.search(text[max(0, start - 12):start])
     if m is None or re.search(r"[,，、。;；]", m.group()):
         return None
-    return _time(m["w"]) if m["w"] else _time(m["span"], float(m["n"]))
+    if m["w"]:
+        return _time(m["w"]) if bare_one or m["each"] in "每毎" or m["particle"] else None
+    return _time(m["amount"]) if m["amount"] else _time(m["span"], float(m["n"]))
 
 
 def asked_rate(question: str) -> bool:

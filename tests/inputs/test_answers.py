@@ -267,3 +267,16 @@ def test_a_chinese_question_names_its_column_by_its_latin_name():
     found = value_answers(claims, None, content_tokens(question), 0.2, 0.05,
                           dimensions=asked_dimensions(question), texts=[table])
     assert found[0].span == "19美元" and found[0].value.dimension == "USD/year"
+
+
+def test_a_japanese_monthly_fee_in_a_table_and_in_a_sentence_are_one_kind_of_amount():
+    from diagnose.text.questions import asked_dimensions, subject_text
+    question = "Proプランの月額料金はいくらですか？"
+    table = "プラン | Basic | Pro\n月額料金 | 900円 | 1,900円\n"
+    sentence = "Proプランの料金は月額2,900円です。"
+    subject = tuple(content_tokens(subject_text(question)))
+    claims = [[_row_claim(0, table, "月額料金 | 900円 | 1,900円", subject)],
+              [Claim(1, Sentence(0, sentence), 1.0, tuple(extract_values(sentence)), 1, subject)]]
+    found = value_answers(claims, None, content_tokens(question), 0.2, 0.05,
+                          dimensions=asked_dimensions(question), texts=[table, sentence])
+    assert [a.span for a in found] == ["1,900円", "2,900円"] and disagree(found[0], found[1])

@@ -105,3 +105,18 @@ def test_an_amount_read_as_a_rate_equals_the_same_rate_written_out():
     assert same_value(as_rate(extract_values("2 g")[0], day), extract_values("2,000 mg daily")[0])
     already, count = extract_values("$228 per year")[0], extract_values("5 seats")[0]
     assert as_rate(already, month) == already and as_rate(count, month) == count
+
+
+@pytest.mark.parametrize("text, rate", [
+    ("Pro套餐每月29美元，包含5个席位。", True),
+    ("料金は月額2,900円です。", True),
+    ("プロプランは月2,980円で使えます。", True),  # a lone span opening its phrase, right before the amount
+    ("会员年费299元。", True),
+    ("1月29美元的促销。", False),  # January, not "a month"
+    ("今月2,980円のセール。", False),  # "this month": the span is part of a word
+    ("3月2,980円に値下げ。", False),
+    ("今年29万円を投資。", False),
+])
+def test_a_cjk_span_before_money_makes_it_an_amount_per_time(text, rate):
+    money = next(v for v in extract_values(text) if v.kind == "money")
+    assert money.dimension.endswith("/year") is rate
