@@ -99,6 +99,11 @@ CENTERED = {
          "| Price per month | $9 | $19 | $49 |\n| Seats | 1 | 5 seats | 50 seats |\n",
          "The Pro plan costs $29 per month and includes 5 seats and 100 GB of storage."),
         [["d0"], ["d1"]], True),
+    "a plain table's row, read with its header row, is relevant enough to answer": (
+        "Combien coûte le forfait Pro par mois ?",
+        ("Tarifs\nForfait | Basic | Pro | Enterprise\nPrix par mois | 9 € | 19 € | 49 €\nPostes | 1 | 5 | 50\n",
+         "Le forfait Pro coûte 29 € par mois et comprend 5 postes."),
+        [["d0"], ["d1"]], True),
     "two uptime guarantees at different precision": (
         "What uptime does the Atlas service guarantee?",
         ("The Atlas service guarantees 99.95% uptime each month.",
