@@ -205,8 +205,8 @@ def resolve_unit(token: str) -> Unit | None:
     if " per " in expr:
         num, _, den = expr.partition(" per ")
         a, b = resolve_unit(num), resolve_unit(den)
-        if a is None or b is None or a.offset or b.offset:
-            return None
+        if a is None or b is None or a.offset or b.offset or a.dimension == "[information]":
+            return None  # as for "GB/month": pint would read a data size per time as a frequency
         return _pint_unit(f"({ALIASES.get(num, num)}) / ({ALIASES.get(den, den)})")
     if "/" in expr:
         num, _, den = expr.partition("/")

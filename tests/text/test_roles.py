@@ -120,3 +120,11 @@ def test_an_amount_read_as_a_rate_equals_the_same_rate_written_out():
 def test_a_cjk_span_before_money_makes_it_an_amount_per_time(text, rate):
     money = next(v for v in extract_values(text) if v.kind == "money")
     assert money.dimension.endswith("/year") is rate
+
+
+def test_a_data_size_per_span_of_time_is_one_rate_in_any_wording():
+    monthly = extract_values("100 GB a month")[0]
+    assert monthly.dimension == "[information] / [time]"
+    for text in ("100 GB per month", "100 GB/month", "100 GB monthly"):
+        assert same_value(extract_values(text)[0], monthly)
+    assert same_value(as_rate(extract_values("100 GB")[0], named_span("Storage per month")), monthly)
