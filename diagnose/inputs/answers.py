@@ -25,9 +25,9 @@ from diagnose.text.compare import comparable, same_value
 from diagnose.text.dates import date_precision
 from diagnose.text.names import name_key, proper_names
 from diagnose.text.questions import PER_TIME
-from diagnose.text.roles import counted_word, names_word
+from diagnose.text.roles import as_rate, counted_word, named_span, names_word
 from diagnose.text.sentences import content_tokens, overlap
-from diagnose.text.tables import cell_context, table_row
+from diagnose.text.tables import Cell, cell_context, names_cell, table_cell, table_row
 from diagnose.text.value_classes import value_class
 from diagnose.text.value_types import Value
 from diagnose.text.values import extract_values
@@ -142,7 +142,10 @@ def value_answers(
     lower: "the most one may take in 24 hours" is not answered in hours.
 
     texts: the documents, so that a value in a table cell is read by its row and column
-    (:func:`words_around`); without them, by the words of its sentence around it.
+    (:func:`words_around`) and takes the role they give it (:func:`in_cell_role`); without them,
+    by the words of its sentence around it. When the question's subject (each claim's
+    ``subject``) names some of a table's columns or rows, the cells of the others answer nothing
+    (:func:`diagnose.text.tables.names_cell`).
 
     listed: the things the question asks to be listed (:func:`diagnose.text.roles.listed_things`);
     a value in another role (:func:`other_role`) answers nothing."""
@@ -157,6 +160,10 @@ def value_answers(
                 continue
             text = c.sentence.text
             for v in c.values:
+                cell = table_cell(texts[c.doc], c.sentence.start + v.start) if texts is not None else None
+                if cell is not None and not names_cell(list(c.subject), cell):
+                    continue  # another plan's column, another model's row
+                v = in_cell_role(v, cell) if cell is not None else v
                 if kinds is not None and v.kind not in kinds:
                     continue
                 if any(restates(v, g) for g in given):
@@ -200,6 +207,13 @@ def value_answers(
                 score, value, claim = max(shared, key=lambda x: x[0])
         out.append(DocAnswer(value.key, value.span, claim, value, score))
     return out
+
+
+def in_cell_role(v: Value, cell: Cell) -> Value:
+    """``v`` in the role its table cell's column header and row label give it: "$19" in a "Price per
+    month" row is an amount per month (:func:`diagnose.text.roles.as_rate`), as "$19 a month" is."""
+    span = named_span(cell.labels)
+    return as_rate(v, span) if span is not None else v
 
 
 BESIDE_CHARS = 20

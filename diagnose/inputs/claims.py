@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from diagnose.text.polarity import relative_polarity
-from diagnose.text.questions import predicate_text
+from diagnose.text.questions import predicate_text, subject_text
 from diagnose.text.sentences import Sentence, cjk_share, content_tokens, overlap, split_sentences
+from diagnose.text.tables import table_cell
 from diagnose.text.value_types import Value
 from diagnose.text.values import extract_values
 
@@ -33,6 +34,9 @@ class Claim:
     values: tuple[Value, ...]
     polarity: int
     """+1 when the sentence affirms what the question asks, -1 when it denies it."""
+    subject: tuple[str, ...] = ()
+    """The content tokens of the question's subject (:func:`diagnose.text.questions.subject_text`):
+    in a table, the column or row they name holds the answer."""
 
 
 @dataclass(frozen=True)
@@ -41,10 +45,21 @@ class DocumentSentences:
 
     sentences: list[list[Sentence]]
     """Per document, its sentences (at most ``max_sentences``, lexically best first kept in text order)."""
+    headers: list[list[str]] | None = None
+    """Per document and sentence, the header row of the table the sentence is a row of ("" for a
+    sentence of running text); None: not known."""
 
     @property
     def flat(self) -> list[str]:
         return [s.text for doc in self.sentences for s in doc]
+
+    @property
+    def read(self) -> list[str]:
+        """Each flattened sentence with the words it is read by: a table row with its header row."""
+        if self.headers is None:
+            return self.flat
+        return [f"{h} {s.text}" if h else s.text for doc, hs in zip(self.sentences, self.headers)
+                for s, h in zip(doc, hs)]
 
     def owners(self) -> np.ndarray:
         """``(n_sentences,)`` int: the document index of each flattened sentence."""
@@ -70,7 +85,14 @@ def document_sentences(
             keep.append(k)
             used += len(sents[k].text)
         out.append([sents[k] for k in sorted(keep)])
-    return DocumentSentences(out)
+    return DocumentSentences(out, [[_header(text, s) for s in doc] for text, doc in zip(texts, out)])
+
+
+def _header(text: str, sentence: Sentence) -> str:
+    """The header row of the table ``sentence`` is a row of, as words; "" for running text."""
+    placed = text[sentence.start:sentence.start + len(sentence.text)] == sentence.text  # not a stand-in
+    cell = table_cell(text, sentence.start) if placed else None
+    return " ".join(h for h in cell.headers if h) if cell is not None else ""
 
 
 def score_sentences(cosine: np.ndarray, lexical: np.ndarray, question_cjk: float, lexical_weight: float) -> np.ndarray:
@@ -98,7 +120,8 @@ def find_claims(
 
     The lexical share counts the question's predicate tokens (what it asks)
     fully and its subject's (capitalised names, which every retrieved page
-    repeats, titles included) at half weight. A sentence that is itself a
+    repeats, titles included) at half weight, in the sentence and, for a table
+    row, in its table's header row (:attr:`DocumentSentences.read`). A sentence that is itself a
     question (an FAQ heading) states nothing: it is a claim only when the
     document has no other sentence.
 
@@ -109,10 +132,11 @@ def find_claims(
     flat = docs.flat
     cosine = sentence_emb @ question_emb if len(flat) else np.zeros(0, np.float32)
     lexical = np.array([(overlap(predicate, s) * len(predicate) + 0.5 * overlap(subject, s) * len(subject))
-                        / max(len(predicate) + 0.5 * len(subject), 1e-9) for s in flat], np.float32)
+                        / max(len(predicate) + 0.5 * len(subject), 1e-9) for s in docs.read], np.float32)
     scores = score_sentences(cosine, lexical, cjk_share(question), lexical_weight)
     asks = np.array([_is_question(s) for s in flat], bool)
     owners = docs.owners()
+    named = tuple(content_tokens(subject_text(question)))
     claims: list[list[Claim]] = []
     for i, sents in enumerate(docs.sentences):
         rows = np.flatnonzero(owners == i)
@@ -125,6 +149,7 @@ def find_claims(
                 score=float(scores[r]),
                 values=tuple(extract_values(sents[r - rows[0]].text)),
                 polarity=relative_polarity(question, sents[r - rows[0]].text),
+                subject=named,
             )
             for r in best
         ])

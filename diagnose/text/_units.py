@@ -17,6 +17,9 @@ from price_parser.parser import CURRENCY_CODES
 
 # --- physical units -----------------------------------------------------------
 
+SECONDS_PER_YEAR = 31557600.0
+"""pint's year (365.25 days), in seconds: money per span of time is keyed per year."""
+
 #: Unit words pint does not know, as pint expressions.  Calendar units follow
 #: pint: 1 year == 12 months == 365.25 days, 1 week == 7 days.
 ALIASES: dict[str, str] = {
@@ -202,8 +205,8 @@ def resolve_unit(token: str) -> Unit | None:
     if " per " in expr:
         num, _, den = expr.partition(" per ")
         a, b = resolve_unit(num), resolve_unit(den)
-        if a is None or b is None or a.offset or b.offset:
-            return None
+        if a is None or b is None or a.offset or b.offset or a.dimension == "[information]":
+            return None  # as for "GB/month": pint would read a data size per time as a frequency
         return _pint_unit(f"({ALIASES.get(num, num)}) / ({ALIASES.get(den, den)})")
     if "/" in expr:
         num, _, den = expr.partition("/")

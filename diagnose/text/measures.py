@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 
-from diagnose.text._units import ALIASES, CODES, SYMBOLS, WORDS, Unit, resolve_unit
+from diagnose.text._units import ALIASES, CODES, SECONDS_PER_YEAR, SYMBOLS, WORDS, Unit, resolve_unit
 from diagnose.text.sentences import HAN, KANA
 
 from diagnose.text.literals import parse_literal
@@ -54,7 +54,6 @@ _PER_CJK = {"年": "year", "月": "month", "天": "day", "日": "day", "周": "w
 _ORDINAL = re.compile(r"(?:st|nd|rd|th|er|ère|eme|ème|e|º|ª)(?![A-Za-z])")
 _DECADE = re.compile(r"'?s(?![A-Za-z])")
 LATIN = re.compile(r"[A-Za-zÀ-ɏ]")
-_SECONDS_PER_YEAR = 31557600.0
 
 
 @dataclass
@@ -186,11 +185,13 @@ def _hyphenated_unit(m: str, end: int) -> re.Match | None:
 def _money_rate(m: str, meas: Measure) -> None:
     per = _PER.match(m, meas.end)
     if not per:
+        if (span := rate_before(m, meas.start, bare_one=False)) is not None:  # "每月29美元", "月額2,900円"
+            meas.rate, meas.rate_factor = "year", SECONDS_PER_YEAR / span.factor
         return
     word = per["w"]
     unit = resolve_unit(_PER_CJK.get(word, word))
     if unit is not None and unit.dimension == "[time]":
-        meas.rate, meas.rate_factor = "year", _SECONDS_PER_YEAR / unit.factor
+        meas.rate, meas.rate_factor = "year", SECONDS_PER_YEAR / unit.factor
     elif (per.group().strip()[:1] in "/p") and word.isascii() and len(word) > 1:
         word = word.lower()
         meas.rate = word[:-1] if len(word) > 3 and word.endswith("s") else word

@@ -233,6 +233,17 @@ def predicate_text(question: str) -> str:
 
 
 _NAME_WORD = re.compile(r"[A-Z][A-Za-z0-9'’.&-]*")
+_NAME_RUN = re.compile(r"(?<![A-Za-z0-9'’.&-])[A-Z][A-Za-z0-9'’.&-]*")
+
+
+def subject_text(question: str) -> str:
+    """The question's capitalised subject words (names, products, plans), in any supported
+    language: the words :func:`predicate_text` leaves out, and a capitalised word written among
+    CJK characters ("*Pro*套餐每月多少钱", "*Pro*プランの月額は"). The question's first word, when
+    it opens a sentence of words, is no name."""
+    first = re.match(r"[\W_]*[A-Za-z]+(?=\s)", question)
+    return " ".join(m.group() for m in _NAME_RUN.finditer(question)
+                    if not (first and m.start() < first.end()))
 
 
 _PERCENT_CUES = re.compile(r"\b(?:percent|percentage|share|rate|pourcentage|taux)\b|%|比例|百分比|比率|割合|パーセント", re.I)

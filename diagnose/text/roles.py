@@ -3,7 +3,8 @@
 - A rate: an amount per span of time ("4 g a day", "2 g daily", "8 g par jour", "每日4克",
   "1日4,000mg", "4 g in 24 hours"). :func:`rate_after` and :func:`rate_before` find the span an
   amount is per; :func:`asked_rate` whether the question asks for an amount per time
-  ("the maximum daily dose", "par jour", "每天", "1日あたり").
+  ("the maximum daily dose", "par jour", "每天", "1日あたり"); :func:`named_span` the span a table's
+  label gives its cells ("Price per month", "月額"), and :func:`as_rate` a cell's amount in that role.
 - A count: a bare number before the noun it counts ("a five-step process", "the last two
   steps"). :func:`counted_word` is that noun; :func:`listed_things` the things a question asks
   to be listed ("what are the *steps*"), which a count of them does not answer unless the
@@ -15,17 +16,20 @@ Grammar words of each supported language (English, French, Chinese, Japanese), n
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
-from diagnose.text._units import Unit, resolve_unit
+from diagnose.text._units import SECONDS_PER_YEAR, Unit, resolve_unit
+from diagnose.text.literals import format_number
 from diagnose.text.sentences import FUNCTION_WORDS, fold
+from diagnose.text.value_types import Value
 
-__all__ = ["asked_rate", "asks_count", "counted_word", "listed_things", "names_word", "per_time", "rate_after",
-           "rate_before"]
+__all__ = ["as_rate", "asked_rate", "asks_count", "counted_word", "listed_things", "named_span", "names_word",
+           "per_time", "rate_after", "rate_before"]
 
 _ADVERBS = {"daily": "day", "hourly": "hour", "weekly": "week", "monthly": "month", "yearly": "year",
             "annually": "year", "quotidien": "day", "quotidienne": "day", "quotidiens": "day",
             "quotidiennes": "day", "hebdomadaire": "week", "mensuel": "month", "mensuelle": "month",
-            "annuel": "year", "annuelle": "year"}
+            "annuel": "year", "annuelle": "year", "月": "month"}  # 每月, 月額: 月 alone is a date's month elsewhere
 _PER_WORD = r"(?i:a|an|per|each|every\s+single|par|pro)"
 _AFTER = re.compile(
     rf"\s?(?:/\s?(?P<slash>[A-Za-z]+)\b|{_PER_WORD}\s+(?P<per>[A-Za-zé]+)\b"
@@ -34,11 +38,16 @@ _AFTER = re.compile(
 )
 _CJK_TIME = "小时|小時|時間|天|日|周|週|月|年"
 _BEFORE = re.compile(
-    rf"(?:每|毎|一|1)(?P<w>{_CJK_TIME})(?:あたり|当たり|に|内|均)?\D{{0,6}}$"
+    rf"(?P<each>每|毎|一|1)(?P<w>{_CJK_TIME})(?P<particle>あたり|当たり|に|内|均)?\D{{0,6}}$"
     rf"|(?P<n>\d+)(?P<span>{_CJK_TIME})(?:以内|内|之内)\D{{0,6}}$"
+    rf"|(?P<amount>[年月日天周週])(?:額|额|费|費)\D{{0,6}}$"  # 月額2,900円, 年费299元
 )
+_LONE_SPAN = "年月日"
+_WORD_BEFORE = re.compile(r"[\u4e00-\u9fff\d]")
+"""A character that makes a lone span part of a word or a date ("今月", "3月"): then it is no rate."""
 _ASKED = re.compile(
-    rf"\b(?P<pw>{_PER_WORD})\s+(?P<per>[A-Za-zé]+)\b(?:\s+(?P<next>[A-Za-z]+))?|(?P<adv>\b[A-Za-z]+\b)|(?:每|毎|一|1|日)(?P<w>{_CJK_TIME})(?:あたり|当たり|に|均)?"
+    rf"\b(?P<pw>{_PER_WORD})\s+(?P<per>[A-Za-zé]+)\b(?=(?:\s+(?P<next>[A-Za-z]+))?)|(?P<adv>\b[A-Za-z]+\b)|(?:每|毎|一|1|日)(?P<w>{_CJK_TIME})(?:あたり|当たり|に|均)?"
+    rf"|(?P<amount>[年月日天周週])(?:額|额|费|費)"  # 月額, 年费: the amount per month, per year
 )
 
 
@@ -74,25 +83,65 @@ def rate_after(text: str, end: int) -> tuple[Unit, int] | None:
     return (span, m.end()) if span is not None else None
 
 
-def rate_before(text: str, start: int) -> Unit | None:
+def rate_before(text: str, start: int, bare_one: bool = True) -> Unit | None:
     """The span of time an amount starting at ``start`` is per, from a CJK qualifier before it
-    in its clause ("每日最多4克", "1日あたり4,000mg", "24小时内4克")."""
+    in its clause ("每日最多4克", "1日あたり4,000mg", "24小时内4克", "月額2,900円", "月2,980円"). Without
+    ``bare_one``, "一"/"1" and a span with no particle after it is no qualifier: before money,
+    "1月" is January more often than "a month"."""
+    if start >= 1 and text[start - 1] in _LONE_SPAN and (start < 2 or not _WORD_BEFORE.match(text[start - 2])):
+        return _time(text[start - 1])  # "は月2,980円": a span opening its phrase, right before the amount
     m = _BEFORE.search(text[max(0, start - 12):start])
     if m is None or re.search(r"[,，、。;；]", m.group()):
         return None
-    return _time(m["w"]) if m["w"] else _time(m["span"], float(m["n"]))
+    if m["w"]:
+        return _time(m["w"]) if bare_one or m["each"] in "每毎" or m["particle"] else None
+    return _time(m["amount"]) if m["amount"] else _time(m["span"], float(m["n"]))
 
 
 def asked_rate(question: str) -> bool:
     """Whether the question asks for an amount per span of time ("the maximum *daily* dose",
     "how much *per day*", "par jour", "每天最多", "1日あたり"); "how many hours a day" asks one too."""
-    for m in _ASKED.finditer(question):
+    return _worded_span(question) is not None
+
+
+def named_span(label: str) -> Unit | None:
+    """The span of time a table's row or column ``label`` says its amounts are per: "Price *per
+    month*", "*Daily* dose", "Prix *par mois*", "*每月*价格", "*月額*料金", "Fee (*/mo*)"; None when it
+    names none."""
+    slashed = _SLASHED.search(label)
+    return _worded_span(label) or (_time(slashed[1]) if slashed else None)
+
+
+def _worded_span(text: str) -> Unit | None:
+    """The span of time ``text`` says an amount is per, in words (:func:`asked_rate`, :func:`named_span`)."""
+    for m in _ASKED.finditer(text):
         if m["per"] and m["pw"].lower() in ("a", "an") and m["next"] and fold(m["next"]) not in FUNCTION_WORDS:
             continue  # "a day pass": a noun's modifier, no rate
-        word = m["per"] or m["w"] or (m["adv"] if m["adv"] and m["adv"].lower() in _ADVERBS else None)
-        if word and _time(word) is not None:
-            return True
-    return False
+        word = m["per"] or m["w"] or m["amount"] or (m["adv"] if m["adv"] and m["adv"].lower() in _ADVERBS else None)
+        if word and (span := _time(word)) is not None:
+            return span
+    return None
+
+
+_SLASHED = re.compile(r"/\s?([A-Za-z]+)\b")
+
+
+def as_rate(v: Value, span: Unit) -> Value:
+    """``v`` as an amount per ``span`` ("$19" in a "per month" row is $228 a year, as "$19 a month"
+    reads; "2 g" in a "per day" column is 2 g/day); unchanged when it is no amount of money or of a
+    measure, or one already per something."""
+    if v.magnitude is None or "/" in v.dimension:
+        return v
+    if v.kind == "money":
+        dim, amount = f"{v.dimension}/year", v.magnitude * SECONDS_PER_YEAR / span.factor
+        return replace(v, key=f"money:{dim}:{format_number(amount)}", dimension=dim, magnitude=amount)
+    label = v.key.split(":")[1]  # the base unit the magnitude is in ("kilogram")
+    rate = per_time(Unit(label, v.dimension, 1.0), span) if v.kind == "quantity" else None
+    if rate is None:
+        return v
+    amount = v.magnitude * rate.factor
+    return replace(v, key=f"quantity:{label}/second:{format_number(amount)}", dimension=rate.dimension,
+                   magnitude=amount, per=span.factor)
 
 
 _ASKS_COUNT = re.compile(

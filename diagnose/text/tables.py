@@ -6,12 +6,16 @@ header when none of its cells holds a digit (a row of data is no header); a
 ``|---|---|`` rule line is skipped. Next to a value in a cell, the words that
 tell what it is are the row's first cell ("PSU-250-24", "Pro plan") and the
 column's header ("Input (AC)", "Maximum"), not the cell to its left, which
-belongs to another column.
+belongs to another column (:func:`table_cell`). When a question's subject names some columns
+("Basic | *Pro* | Enterprise") or rows, only their cells answer it (:func:`names_cell`).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+
+from diagnose.text.sentences import overlap
 
 _RULE = re.compile(r"^[\s|:+-]*$")
 
@@ -39,13 +43,35 @@ def _line(text: str, position: int) -> tuple[int, int]:
 
 def table_row(text: str, position: int) -> tuple[int, int] | None:
     """The ``(start, end)`` of the table row whose cell holds ``position`` (None outside a table's cells)."""
-    return _line(text, position) if cell_context(text, position) is not None else None
+    return _line(text, position) if table_cell(text, position) is not None else None
 
 
-def cell_context(text: str, position: int) -> str | None:
-    """The words that say what the value at ``position`` of ``text`` is, when it stands in a
-    table cell: the column's header, the row's first cell and the cell itself. None when the
-    position is in no table row, or in the header row itself."""
+@dataclass(frozen=True)
+class Cell:
+    """A data cell of a table and the labels that say what its value is."""
+
+    column: int
+    """The cell's column (0: the row labels' column)."""
+    text: str
+    """The cell as written, stripped."""
+    header: str
+    """Its column's header ("" when the table has no header row)."""
+    row_label: str
+    """Its row's first cell ("" for a cell of the first column)."""
+    headers: tuple[str, ...]
+    """Every column's header (empty without a header row)."""
+    row_labels: tuple[str, ...]
+    """Every data row's first cell."""
+
+    @property
+    def labels(self) -> str:
+        """Its column's header and its row's label: what they say of every value in the cell."""
+        return " ".join(p for p in (self.header, self.row_label) if p)
+
+
+def table_cell(text: str, position: int) -> Cell | None:
+    """The table cell of ``text`` that holds ``position``: None when the position is in no table
+    row, or in the header row itself."""
     line_start, line_end = _line(text, position)
     line = text[line_start:line_end]
     if not _is_row(line):
@@ -68,15 +94,52 @@ def cell_context(text: str, position: int) -> str | None:
     header = None if any(ch.isdigit() for ch in first) else first
     if header is not None and block_start == line_start:
         return None  # the header row: its cells name columns, they are no values
-    parts = []
-    if header is not None:
-        header_cells = _cells(header)
-        if column < len(header_cells):
-            a, b = header_cells[column]
-            parts.append(header[a:b].strip())
-    if column > 0:
-        a, b = cells[0]
-        parts.append(line[a:b].strip())
-    a, b = cells[column]
-    parts.append(line[a:b].strip())
-    return " ".join(parts)
+    headers = tuple(_texts(header)) if header is not None else ()
+    if len(headers) == len(cells) - 1:
+        headers = ("",) + headers  # "Basic | Pro" over "Price | $9 | $19": no header over the row labels
+    rows = _block_rows(text, block_start)[1 if header is not None else 0:]
+    own = _texts(line)
+    return Cell(
+        column=column,
+        text=own[column],
+        header=headers[column] if column < len(headers) else "",
+        row_label=own[0] if column > 0 else "",
+        headers=headers,
+        row_labels=tuple(_texts(row)[0] for row in rows),
+    )
+
+
+def names_cell(tokens: list[str], cell: Cell) -> bool:
+    """Whether ``tokens`` (a question's subject, :func:`diagnose.text.questions.subject_text`) leave
+    ``cell`` among the cells that answer: when they name some column's header (past the row labels'
+    column: "Basic | *Pro* | Enterprise"), only the cells of the named columns do; when they name
+    some row's label, only those of the named rows."""
+    columns = [k for k, h in enumerate(cell.headers) if k > 0 and overlap(tokens, h) > 0]
+    rows = [label for label in cell.row_labels if overlap(tokens, label) > 0]
+    return (not columns or cell.column in columns) and (not rows or cell.row_label in rows or
+                                                        cell.column == 0 and cell.text in rows)
+
+
+def cell_context(text: str, position: int) -> str | None:
+    """The words that say what the value at ``position`` of ``text`` is, when it stands in a
+    table cell (:func:`table_cell`): the column's header, the row's first cell and the cell itself."""
+    cell = table_cell(text, position)
+    return None if cell is None else " ".join(p for p in (cell.labels, cell.text) if p)
+
+
+def _texts(line: str) -> list[str]:
+    return [line[a:b].strip() for a, b in _cells(line)]
+
+
+def _block_rows(text: str, block_start: int) -> list[str]:
+    """The rows of the table that starts at ``block_start`` (rule lines left out)."""
+    rows, start = [], block_start
+    while start < len(text):
+        end = _line(text, start)[1]
+        line = text[start:end]
+        if _is_row(line):
+            rows.append(line)
+        elif not (_RULE.match(line) and "|" in line):
+            break
+        start = end + 1
+    return rows

@@ -1,5 +1,7 @@
 """Answers from claims, on hand-made claims (no embedder)."""
 
+from dataclasses import replace
+
 from diagnose.inputs.answers import (
     NO, YES, DocAnswer, agree, backed_answers, disagree, edited_answers, name_answers, shared_keys, stance_answers,
     unopposed_answers, value_answers,
@@ -230,3 +232,51 @@ def test_a_list_question_is_answered_by_no_count_and_no_name():
     claims = [[_claim(i, t)] for i, t in enumerate(texts)]
     found = _static_answers(question, content_tokens(question), claims, texts, False, InputSettings())
     assert found == [None, None]
+
+
+PLANS = ("Plans\n| | Basic | Pro | Enterprise |\n|---|---|---|---|\n"
+         "| Price per month | $9 | $19 | $49 |\n| Seats | 1 seat | 5 seats | 50 seats |\n")
+
+
+def _row_claim(doc, table, row, subject):
+    return Claim(doc, Sentence(table.index(row), row), 1.0, tuple(extract_values(row)), 1, subject)
+
+
+def test_a_cell_answers_in_its_labels_role_from_the_column_its_subject_names():
+    from diagnose.text.questions import asked_dimensions, asked_value_kinds, predicate_text, subject_text
+    question = "How much does the Pro plan cost per month?"
+    subject = tuple(content_tokens(subject_text(question)))
+    sentence = "The Pro plan costs $29 per month and includes 5 seats."
+    claims = [[_row_claim(0, PLANS, "| Price per month | $9 | $19 | $49 |", subject),
+               _row_claim(0, PLANS, "| Seats | 1 seat | 5 seats | 50 seats |", subject)],
+              [Claim(1, Sentence(0, sentence), 1.0, tuple(extract_values(sentence)), 1, subject)]]
+    found = value_answers(claims, asked_value_kinds(question), content_tokens(predicate_text(question)), 0.2, 0.05,
+                          dimensions=asked_dimensions(question), texts=[PLANS, sentence])
+    assert [a.span for a in found] == ["$19", "$29 per month"] and disagree(found[0], found[1])
+    # the Basic plan's $9 is the one column its subject names
+    basic = [[replace(c, subject=("basic",)) for c in claims[0]]]
+    assert value_answers(basic, asked_value_kinds(question), [], 0.2, 0.05, texts=[PLANS])[0].span == "$9"
+
+
+def test_a_chinese_question_names_its_column_by_its_latin_name():
+    from diagnose.text.questions import asked_dimensions, subject_text
+    question = "Pro套餐每月多少钱？"
+    table = "套餐 | Basic | Pro\n每月价格 | 9美元 | 19美元\n"
+    subject = tuple(content_tokens(subject_text(question)))
+    claims = [[_row_claim(0, table, "每月价格 | 9美元 | 19美元", subject)]]
+    found = value_answers(claims, None, content_tokens(question), 0.2, 0.05,
+                          dimensions=asked_dimensions(question), texts=[table])
+    assert found[0].span == "19美元" and found[0].value.dimension == "USD/year"
+
+
+def test_a_japanese_monthly_fee_in_a_table_and_in_a_sentence_are_one_kind_of_amount():
+    from diagnose.text.questions import asked_dimensions, subject_text
+    question = "Proプランの月額料金はいくらですか？"
+    table = "プラン | Basic | Pro\n月額料金 | 900円 | 1,900円\n"
+    sentence = "Proプランの料金は月額2,900円です。"
+    subject = tuple(content_tokens(subject_text(question)))
+    claims = [[_row_claim(0, table, "月額料金 | 900円 | 1,900円", subject)],
+              [Claim(1, Sentence(0, sentence), 1.0, tuple(extract_values(sentence)), 1, subject)]]
+    found = value_answers(claims, None, content_tokens(question), 0.2, 0.05,
+                          dimensions=asked_dimensions(question), texts=[table, sentence])
+    assert [a.span for a in found] == ["1,900円", "2,900円"] and disagree(found[0], found[1])

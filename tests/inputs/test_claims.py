@@ -35,3 +35,25 @@ def test_a_character_budget_keeps_the_best_sentences_that_fit_and_always_one():
     assert docs.sentences[0][0].text == "The tent weighs 2 kg."
     assert sum(len(s.text) for s in docs.sentences[0]) <= 60
     assert len(docs.sentences[1]) == 1  # longer than the budget, but a document always keeps one
+
+
+def test_claims_carry_the_questions_subject_words(hash_embedder):
+    question = "How much does the Pro plan cost per month?"
+    docs = document_sentences(question, ["The Pro plan costs $29 per month."], 8)
+    vectors = hash_embedder.encode(docs.flat + [question])
+    claims, _ = find_claims(question, docs, vectors[:-1], vectors[-1], 0.5, 2)
+    assert claims[0][0].subject == ("pro",)
+
+
+def test_a_table_row_is_read_with_its_header_row(hash_embedder):
+    from diagnose.inputs.claims import DocumentSentences
+    question = "How much does the Pro plan cost per month?"
+    texts = ["Plan prices\nBasic | Pro | Enterprise\nMonthly price | $9 | $19 | $49\nSeats | 1 | 5 | 50\n"]
+    docs = document_sentences(question, texts, 8)
+    row = docs.flat.index("Monthly price | $9 | $19 | $49")
+    assert docs.read[row] == "Basic Pro Enterprise Monthly price | $9 | $19 | $49"
+    assert docs.read[0] == docs.flat[0]  # running text is read alone
+    vectors = hash_embedder.encode(docs.flat + [question])
+    _, with_header = find_claims(question, docs, vectors[:-1], vectors[-1], 0.5, 2)
+    _, alone = find_claims(question, DocumentSentences(docs.sentences), vectors[:-1], vectors[-1], 0.5, 2)
+    assert with_header[row] > alone[row]

@@ -93,6 +93,22 @@ CENTERED = {
         ("The spring registration window closes on July 1, 2024 at midnight.",
          "Registration for spring closes July 15, 2024; late requests are not accepted."),
         [["d0"], ["d1"]], True),
+    "a table's price, read by its row and the column the question names, against a sentence's": (
+        "How much does the Pro plan cost per month?",
+        ("Plans and pricing\n| | Basic | Pro | Enterprise |\n|---|---|---|---|\n"
+         "| Price per month | $9 | $19 | $49 |\n| Seats | 1 | 5 seats | 50 seats |\n",
+         "The Pro plan costs $29 per month and includes 5 seats and 100 GB of storage."),
+        [["d0"], ["d1"]], True),
+    "a plain table's row, read with its header row, is relevant enough to answer": (
+        "Combien coûte le forfait Pro par mois ?",
+        ("Tarifs\nForfait | Basic | Pro | Enterprise\nPrix par mois | 9 € | 19 € | 49 €\nPostes | 1 | 5 | 50\n",
+         "Le forfait Pro coûte 29 € par mois et comprend 5 postes."),
+        [["d0"], ["d1"]], True),
+    "two uptime guarantees at different precision": (
+        "What uptime does the Atlas service guarantee?",
+        ("The Atlas service guarantees 99.95% uptime each month.",
+         "Atlas comes with a 99.9% uptime guarantee in its SLA."),
+        [["d0"], ["d1"]], True),
     "chinese paraphrases agree and are not noise": (
         "新员工每年有多少天年假？",
         ("根据员工手册，新员工每年享有5天带薪年假。",

@@ -37,7 +37,7 @@ def test_open_questions(question):
     assert not is_yes_no_question(question)
 
 
-from diagnose.text.questions import AMOUNT_KINDS, DATE_KINDS, PER_TIME, asked_dimensions, asked_value_kinds, predicate_text  # noqa: E402
+from diagnose.text.questions import AMOUNT_KINDS, DATE_KINDS, PER_TIME, asked_dimensions, asked_value_kinds, predicate_text, subject_text  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -71,6 +71,18 @@ def test_asked_value_kinds(question, kinds):
 )
 def test_asked_dimensions(question, dimensions):
     assert asked_dimensions(question) == dimensions
+
+
+@pytest.mark.parametrize("question, subject", [
+    ("How much does the Pro plan cost per month?", "Pro"),
+    ("What is the default timeout of the Orbit Gateway?", "Orbit Gateway"),
+    ("Combien coûte le forfait Pro par mois ?", "Pro"),
+    ("Pro套餐每月多少钱？", "Pro"),
+    ("Proプランの月額料金はいくらですか？", "Pro"),
+    ("Pro plan price?", ""),  # a sentence's first word is capitalised whatever it is
+])
+def test_subject_text_is_the_capitalised_names_in_any_language(question, subject):
+    assert subject_text(question) == subject
 
 
 def test_predicate_text_drops_the_capitalised_subject():

@@ -4,7 +4,7 @@ import pytest
 
 from diagnose.text.compare import same_value
 from diagnose.text.questions import PER_TIME, asked_dimensions
-from diagnose.text.roles import asks_count, counted_word, listed_things, names_word
+from diagnose.text.roles import as_rate, asks_count, counted_word, listed_things, named_span, names_word
 from diagnose.text.sentences import content_tokens
 from diagnose.text.values import extract_values
 
@@ -39,6 +39,7 @@ def test_a_spelled_count_before_an_amount_does_not_join_it():
     ("Quelle est la dose maximale par jour ?", True),
     ("每天最多可以服用多少？", True),
     ("1日あたりの最大用量はいくらですか？", True),
+    ("套餐每月多少钱？", True),
     ("What is the maximum dose of Velorin?", False),
     ("How long is a day pass valid?", False),
 ])
@@ -78,3 +79,52 @@ def test_percentages_a_step_apart_at_the_written_precision_differ():
 def test_a_cjk_question_names_the_unit_it_counts_in():
     assert asked_dimensions("新员工每年有多少天年假？") == {PER_TIME, "[time]"}
     assert asked_dimensions("有給休暇は何日ですか？") == {"[time]"}
+
+
+@pytest.mark.parametrize("label, seconds", [
+    ("Price per month", 2629800.0),
+    ("Pro Price per month", 2629800.0),  # a per-word before a noun ("Pro Price") hides no later "per month"
+    ("Monthly", 2629800.0),
+    ("Fee (USD/mo)", 2629800.0),
+    ("Prix par mois", 2629800.0),
+    ("每月价格", 2629800.0),
+    ("月額料金", 2629800.0),
+    ("Max per day", 86400.0),
+    ("Price", None),
+    ("Day pass", None),
+])
+def test_a_table_label_names_the_span_its_amounts_are_per(label, seconds):
+    span = named_span(label)
+    assert (span.factor if span is not None else None) == seconds
+
+
+def test_an_amount_read_as_a_rate_equals_the_same_rate_written_out():
+    month, day = named_span("per month"), named_span("per day")
+    assert same_value(as_rate(extract_values("$19")[0], month), extract_values("$19 a month")[0])
+    assert not same_value(as_rate(extract_values("$19")[0], month), extract_values("$29 per month")[0])
+    assert same_value(as_rate(extract_values("2 g")[0], day), extract_values("2,000 mg daily")[0])
+    already, count = extract_values("$228 per year")[0], extract_values("5 seats")[0]
+    assert as_rate(already, month) == already and as_rate(count, month) == count
+
+
+@pytest.mark.parametrize("text, rate", [
+    ("Pro套餐每月29美元，包含5个席位。", True),
+    ("料金は月額2,900円です。", True),
+    ("プロプランは月2,980円で使えます。", True),  # a lone span opening its phrase, right before the amount
+    ("会员年费299元。", True),
+    ("1月29美元的促销。", False),  # January, not "a month"
+    ("今月2,980円のセール。", False),  # "this month": the span is part of a word
+    ("3月2,980円に値下げ。", False),
+    ("今年29万円を投資。", False),
+])
+def test_a_cjk_span_before_money_makes_it_an_amount_per_time(text, rate):
+    money = next(v for v in extract_values(text) if v.kind == "money")
+    assert money.dimension.endswith("/year") is rate
+
+
+def test_a_data_size_per_span_of_time_is_one_rate_in_any_wording():
+    monthly = extract_values("100 GB a month")[0]
+    assert monthly.dimension == "[information] / [time]"
+    for text in ("100 GB per month", "100 GB/month", "100 GB monthly"):
+        assert same_value(extract_values(text)[0], monthly)
+    assert same_value(as_rate(extract_values("100 GB")[0], named_span("Storage per month")), monthly)

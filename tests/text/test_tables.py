@@ -1,4 +1,7 @@
-from diagnose.text.tables import cell_context, table_row
+import pytest
+
+from diagnose.text.sentences import content_tokens
+from diagnose.text.tables import cell_context, names_cell, table_cell, table_row
 
 SUPPLIES = ("Power supplies: quick selection\n"
             "Model | Output | Input (AC) | Size (mm)\n"
@@ -39,3 +42,32 @@ def test_a_row_is_the_line_of_a_cell():
     start = SUPPLIES.index(row)
     assert table_row(SUPPLIES, SUPPLIES.index("90 ~")) == (start, start + len(row))
     assert table_row(SUPPLIES, SUPPLIES.index("two-year")) is None
+
+
+PLANS = ("| | Basic | Pro | Enterprise |\n|---|---|---|---|\n"
+         "| Price per month | $9 | $19 | $49 |\n| Seats | 1 | 5 | 50 |\n")
+
+
+def test_a_cell_knows_its_labels_and_the_tables_other_labels():
+    cell = table_cell(PLANS, PLANS.index("$19"))
+    assert (cell.column, cell.text, cell.header, cell.row_label) == (2, "$19", "Pro", "Price per month")
+    assert cell.headers == ("", "Basic", "Pro", "Enterprise") and cell.row_labels == ("Price per month", "Seats")
+    assert cell.labels == "Pro Price per month"
+    assert table_cell(PLANS, PLANS.index("Basic")) is None
+
+
+@pytest.mark.parametrize("text", [PLANS, "Basic | Pro | Enterprise\nPrice per month | $9 | $19 | $49\nSeats | 1 | 5 | 50\n"])
+def test_the_column_a_subject_names_is_the_one_that_answers(text):
+    pro = content_tokens("Pro")
+    answering = [part for part in ("$9", "$19", "$49", "5 ") if names_cell(pro, table_cell(text, text.index(part)))]
+    assert answering == ["$19", "5 "]
+    assert all(names_cell(content_tokens("Atlas"), table_cell(text, text.index(p))) for p in ("$9", "$49"))
+
+
+def test_the_row_a_subject_names_is_the_one_that_answers():
+    pick = content_tokens("PSU-300-12")
+    assert names_cell(pick, table_cell(SUPPLIES, SUPPLIES.index("12 V / 25 A")))
+    assert not names_cell(pick, table_cell(SUPPLIES, SUPPLIES.index("12 V / 8.5 A")))
+    text = "Model | Output\nNomad | 12 V\nRanger | 24 V\n"
+    assert not names_cell(content_tokens("Ranger"), table_cell(text, text.index("12 V")))
+    assert names_cell(content_tokens("Ranger"), table_cell(text, text.index("24 V")))
