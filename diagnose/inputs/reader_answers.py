@@ -130,15 +130,15 @@ def _same_answer(answers: list[str | None], values: list[list[Value]], embedder:
     return same
 
 
-_WRITTEN_MAGNITUDE = frozenset({"money", "percent"})
-"""Kinds whose magnitude is the number as written (a quantity's is in base units: 4,000 mg is 4 g)."""
-
-
 def _own_words(answer: str, asked: set[str]) -> str:
     """The normalised answer without the question's words: "UPRA is located in Aguadilla" and
     "UPRA is located in San Juan" differ in what they answer, not in what they repeat."""
     words = normalise_text(answer).split()
     return " ".join(w for w in words if w not in asked) or " ".join(words)
+
+
+_WRITTEN_MAGNITUDE = frozenset({"money", "percent"})
+"""Kinds whose magnitude is the number as written (a quantity's is in base units: 4,000 mg is 0.004 kg)."""
 
 
 def _same_typed(a: Value, b: Value) -> bool:

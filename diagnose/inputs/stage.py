@@ -151,8 +151,8 @@ def _centers(texts, ids, emb, claims, found, noise, yes_no, predicate, settings,
     assignment = _group(emb, found, noise, copies, settings)
     count = 1 + max((a for a in assignment if a is not None), default=-1)
     members = [[i for i, a in enumerate(assignment) if a == k] for k in range(count)]
-    extra = {"static_conflict": static.probability} if static is not None else {}
-    conflict = _conflict(texts, ids, emb, members, found, copies, yes_no, readings, comparisons, settings, decides, extra)
+    conflict = _conflict(texts, ids, emb, members, found, copies, yes_no, readings, comparisons, settings, decides,
+                         static.probability if static is not None else 0.0)
     return found, assignment, members, conflict
 
 
@@ -242,7 +242,7 @@ def _label(found: list[DocAnswer | None], texts: list[str], members: list[int]) 
 
 
 def _conflict(texts, ids, emb, members, found, copies, yes_no, readings, comparisons, settings, decides,
-              extra: dict[str, float] | None = None) -> Conflict:
+              static_conflict: float = 0.0) -> Conflict:
     """Evidence pairs between centers and the calibrated verdict.
 
     For a yes/no question whose stances no model judged (no pairwise comparisons, no reader
@@ -266,8 +266,7 @@ def _conflict(texts, ids, emb, members, found, copies, yes_no, readings, compari
     features = _features(emb, members, found, copies, yes_no, readings, split, share, settings)
     features["echo"] = _echo(texts, members, found) if decides and not yes_no else 0.0
     features["pair_split"] = pair_split(comparisons) if comparisons else 0.0
-    features["static_conflict"] = 0.0
-    features.update(extra or {})
+    features["static_conflict"] = static_conflict
     if yes_no and not comparisons and not decides:
         features = cf.without_stance(features)
     calibration = settings.reader_calibration if decides else settings.conflict_calibration

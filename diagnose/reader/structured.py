@@ -19,9 +19,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Protocol
 
-from diagnose.reader.readings import NO_VARIANTS, YES_VARIANTS, DocumentReading, margin_from_logprobs
 from diagnose.reader.llama import Reply
-from diagnose.reader.readings import ReadingStats
+from diagnose.reader.readings import NO_VARIANTS, YES_VARIANTS, DocumentReading, ReadingStats, margin_from_logprobs
 from diagnose.reader.prompt import messages, parse_reply
 
 __all__ = ["ReaderIdentity", "ServerEngine", "StructuredReader", "reference_reader", "server_reader"]
