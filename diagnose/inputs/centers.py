@@ -96,7 +96,7 @@ def group_documents(
             continue
         _join(group, members, key_of, gi, gj)
     label: list[object] = [group[i] if i in group else None for i in range(n)]
-    return _number(label)
+    return renumber(label)
 
 
 def keep_one_lone(assignment: list[int | None], lone: list[bool], strength: list[float]) -> list[int | None]:
@@ -116,7 +116,18 @@ def keep_one_lone(assignment: list[int | None], lone: list[bool], strength: list
         return list(assignment)
     keep = max(alone, key=lambda i: (float(strength[i]), -i))
     label: list[object] = [None if i in alone and i != keep else a for i, a in enumerate(assignment)]
-    return _number(label)
+    return renumber(label)
+
+
+def without_answerless(answered: list[bool], assignment: list[int | None]) -> list[int | None]:
+    """Centers none of whose documents answers (``answered``, per document) made noise, unless no
+    document answers at all (then the embeddings' centers stand). A document without an answer
+    still joins an answer's center when the agglomeration put it there (a page the reader
+    misread); on its own, or with other such pages, it pulls toward no answer."""
+    kept = {a for a, ok in zip(assignment, answered) if a is not None and ok}
+    if not kept:
+        return list(assignment)
+    return renumber([a if a in kept else None for a in assignment])
 
 
 def _join(group: dict[int, int], members: dict[int, set[int]], key_of: dict, a: int, b: int) -> None:
@@ -131,7 +142,8 @@ def _join(group: dict[int, int], members: dict[int, set[int]], key_of: dict, a: 
     key_of.pop(b, None)
 
 
-def _number(label: list[object]) -> list[int | None]:
+def renumber(label: list[object]) -> list[int | None]:
+    """Center indices 0.. for any labels, by descending size, then by first document (None: noise)."""
     members: dict[object, list[int]] = {}
     for i, lab in enumerate(label):
         if lab is not None:

@@ -111,7 +111,7 @@ def _inside(text: str, span: str, ranges: list[tuple[int, int]]) -> bool:
 
 FEATURES: tuple[str, ...] = (
     "value_split", "stance_split", "minority_share", "copy_mismatch", "camp_gap", "vote_gap", "spread",
-    "extra_centers", "center_gap", "read_split", "pair_split", "echo", "static_conflict",
+    "extra_centers", "center_gap", "read_split", "pair_split", "echo", "static_conflict", "yes_gap",
 )
 """What the conflict score reads, each in 0..1:
 
@@ -125,6 +125,8 @@ FEATURES: tuple[str, ...] = (
 - ``extra_centers``: centers beyond the first, a half each (1 for three or more);
 - ``center_gap``: 1 - the cosine between the two largest centers' mean vectors (what they are about);
 - ``read_split``: read tier: how far apart the documents' own answers are (0 when not read);
+- ``yes_gap``: read tier, yes/no questions: the widest gap between two documents' probabilities
+  of yes (the sigmoid of their yes-minus-no margins; 0 otherwise);
 - ``pair_split``: read tier, yes/no questions: the mean probability the generator gives to "no"
   when asked whether two documents that take a side give the same answer
   (:mod:`diagnose.inputs.compare`; 0 when not asked);
@@ -137,6 +139,7 @@ FEATURES: tuple[str, ...] = (
 
 STANCE_FEATURES: frozenset[str] = frozenset({
     "stance_split", "minority_share", "camp_gap", "vote_gap", "extra_centers", "read_split", "pair_split",
+    "yes_gap",
 })
 """For a yes/no question, the features that come from the documents' stances (their camps and
 what a model read of them): left out of the verdict when no model judged the stances."""

@@ -20,6 +20,8 @@ Steps, in order:
 
 from __future__ import annotations
 
+import math
+
 from collections import Counter
 from typing import TYPE_CHECKING, Callable
 
@@ -149,6 +151,8 @@ def _centers(texts, ids, emb, claims, found, noise, yes_no, predicate, settings,
         found = backed_answers(shared_keys(edited_answers(copies, found)), texts, live, predicate)
         found = unopposed_answers(found, texts, live)
     assignment = _group(emb, found, noise, copies, settings)
+    if decides:  # a deciding reader's centers are its answers
+        assignment = ctr.without_answerless([a is not None and a.key is not None for a in found], assignment)
     count = 1 + max((a for a in assignment if a is not None), default=-1)
     members = [[i for i, a in enumerate(assignment) if a == k] for k in range(count)]
     conflict = _conflict(texts, ids, emb, members, found, copies, yes_no, readings, comparisons, settings, decides,
@@ -300,11 +304,13 @@ def _features(emb, members, found, copies, yes_no, readings, split, share, setti
     if len(members) >= 2:
         a, b = (l2_normalise(emb[m].sum(axis=0, keepdims=True))[0] for m in members[:2])
         center_gap = float(np.clip(1.0 - float(a @ b), 0.0, 1.0))
-    read_split = 0.0
+    read_split = yes_gap = 0.0
     if readings is not None and yes_no:
         margins = [readings[i].yes_margin for i in live if readings[i].yes_margin is not None]
         if len(margins) >= 2:
             read_split = float(np.clip((max(margins) - min(margins)) / (2 * settings.read_margin_scale), 0.0, 1.0))
+            # The margin is a log-odds: two firm yeses far apart in margin agree, a weak yes and a weak no do not.
+            yes_gap = float(_p_yes(max(margins)) - _p_yes(min(margins)))
     elif readings is not None:
         keys = {found[i].key for i in live if found[i] is not None and found[i].key}
         read_split = 1.0 if len(keys) >= 2 else 0.0
@@ -319,7 +325,13 @@ def _features(emb, members, found, copies, yes_no, readings, split, share, setti
         "extra_centers": min(len(members) - 1, 2) / 2 if members else 0.0,
         "center_gap": center_gap,
         "read_split": read_split,
+        "yes_gap": yes_gap,
     }
+
+
+def _p_yes(margin: float) -> float:
+    """P(yes) of a yes-minus-no log-odds margin, when the reader answers yes or no."""
+    return 1.0 / (1.0 + math.exp(-margin))
 
 
 def _echo(texts: list[str], members: list[list[int]], found: list[DocAnswer | None]) -> float:

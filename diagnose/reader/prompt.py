@@ -46,6 +46,12 @@ NOT_STATED = "not stated"
 MAX_FIELD_CHARS = 160
 _LABEL = re.compile(r"^\s*(?:line\s*\d\s*:\s*)?(answer|about|date|status)\s*[:：]\s*", re.IGNORECASE)
 _NONE = {"", "none", "n/a", "na", "unknown", "not stated", "not given", "no date"}
+_LINE_NUMBER = re.compile(r"^\s*line\s*\d\s*[:.)]\s*", re.IGNORECASE)
+"""The reply's layout copied into it: "Line 1: 1905" (the system message numbers the lines)."""
+_SAYS_NOTHING = re.compile(
+    r"\b(?:not|never)\s+(?:stated|mentioned|given|provided|specified|say|said|state|mention|specify|provide)\b"
+    r"|\bno\s+(?:information|mention)\b", re.IGNORECASE)
+"""A sentence that says the document does not answer ("... is not mentioned in the document")."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,7 @@ def parse_reply(text: str) -> ReplyFields:
             name = label.group(1).lower()
             fields.setdefault(name, line[label.end():].strip()[:MAX_FIELD_CHARS])
         elif answer is None and not fields:
-            answer = line.strip()[:MAX_FIELD_CHARS]
+            answer = _LINE_NUMBER.sub("", line).strip()[:MAX_FIELD_CHARS]
     answer = answer if answer is not None else fields.get("answer", "")
     about = fields.get("about")
     date = fields.get("date")
@@ -92,5 +98,7 @@ def parse_reply(text: str) -> ReplyFields:
 
 
 def states_nothing(answer: str) -> bool:
-    """Whether the reader said the document does not answer."""
-    return answer.strip().lower().rstrip(".") in _NONE or answer.strip().lower().startswith(NOT_STATED)
+    """Whether the reader said the document does not answer: "not stated" as told, or in a
+    sentence of its own ("the artist is not mentioned in the document")."""
+    answer = answer.strip().lower().rstrip(".")
+    return answer in _NONE or answer.startswith(NOT_STATED) or bool(_SAYS_NOTHING.search(answer))

@@ -1,6 +1,6 @@
 import numpy as np
 
-from diagnose.inputs.centers import group_documents, keep_one_lone, masses, similarity_pairs
+from diagnose.inputs.centers import group_documents, keep_one_lone, masses, similarity_pairs, without_answerless
 
 
 def _unit(rows):
@@ -76,3 +76,12 @@ def test_of_the_centers_resting_on_one_unbacked_document_only_the_strongest_stay
     assert kept[2] is None and kept[3] is not None and kept[4] is not None
     assert len({a for a in kept if a is not None}) == 3
     assert keep_one_lone([0, 1], [True, False], [0.1, 0.2]) == [0, 1]  # one such center: it stays
+
+
+def test_a_center_in_which_no_document_answers_is_noise():
+    # centers: 0 = an answer and a page without one; 1 = an answer; 2 = two pages without one
+    answered = [True, False, True, False, False, False]
+    kept = without_answerless(answered, [0, 0, 1, 2, 2, None])
+    assert kept == [0, 0, 1, None, None, None]  # the misread page stays with its answer's center
+    assert without_answerless([False, False], [0, 1]) == [0, 1]  # nothing answers: the centers stand
+    assert without_answerless([False, True], [0, 1]) == [None, 0]  # renumbered from 0

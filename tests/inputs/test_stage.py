@@ -1,5 +1,7 @@
 """The input stage end to end, on hand-made cases of each claim type (English and Chinese)."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -206,6 +208,31 @@ def test_a_deciding_readers_verdict_weighs_the_static_tiers_verdict(real_embedde
     assert static.conflict.features["static_conflict"] == 0.0  # the static tier has no second opinion
     assert read.conflict.features["static_conflict"] == pytest.approx(static.conflict.probability, abs=1e-4)
     assert _centers(read) == [["d0"], ["d1"]]
+
+
+class _MarginReader:
+    """A reader that decides a yes/no question, with a fixed yes-minus-no margin per document."""
+
+    decides = True
+
+    def __init__(self, *margins: float) -> None:
+        self.margins = margins
+
+    def read(self, question, documents, yes_no):
+        from diagnose.inputs.reading import DocumentReading
+
+        return [DocumentReading("yes" if m >= 0 else "no", m, 0) for m in self.margins]
+
+
+@pytest.mark.models
+def test_yes_gap_is_the_widest_gap_between_two_documents_probabilities_of_yes(real_embedder):
+    p_yes = lambda margin: 1.0 / (1.0 + math.exp(-margin))  # noqa: E731
+    firm = analyze_inputs(STIPEND, real_embedder, S, reader=_MarginReader(3.0, 5.0)).report.conflict.features
+    weak = analyze_inputs(STIPEND, real_embedder, S, reader=_MarginReader(0.5, -0.5)).report.conflict.features
+    assert firm["yes_gap"] == pytest.approx(p_yes(5.0) - p_yes(3.0), abs=1e-4)
+    assert weak["yes_gap"] == pytest.approx(p_yes(0.5) - p_yes(-0.5), abs=1e-4)
+    # two firm yeses agree, a weak yes and a weak no do not; the margins' range says the opposite
+    assert weak["yes_gap"] > firm["yes_gap"] and weak["read_split"] < firm["read_split"]
 
 
 @pytest.mark.models

@@ -18,6 +18,20 @@ def test_not_stated_is_no_answer():
     assert states_nothing("Not stated.") and states_nothing("none") and not states_nothing("4 g")
 
 
+def test_a_sentence_that_says_the_document_does_not_answer_is_no_answer():
+    assert states_nothing("The maker of the kettle is not mentioned in the document")
+    assert states_nothing("The document does not state the price.")
+    assert states_nothing("No information about the launch date")
+    assert not states_nothing("The kettle is made by Verano")
+    assert not states_nothing("The treaty was never signed")
+
+
+def test_the_line_number_of_the_reply_layout_is_not_part_of_the_answer():
+    assert parse_reply("Line 1: 12 days\nAbout: Verano K2, a kettle").answer == "12 days"
+    assert parse_reply("line 1. No").answer == "No"
+    assert parse_reply("Linear 1 m").answer == "Linear 1 m"
+
+
 def test_the_question_comes_before_the_document():
     user = messages("How heavy is it?", "It weighs 2 kg.")[1]["content"]
     assert user.index("How heavy is it?") < user.index("It weighs 2 kg.")
