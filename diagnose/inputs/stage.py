@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 from collections import Counter
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 import numpy as np
 
@@ -49,7 +49,9 @@ from diagnose.inputs.standing import mark_standing, read_documents
 from diagnose.report import AnswerValue, Conflict, ConflictPair, DocumentView, GravityCenter, InputReport
 from diagnose.text.questions import asked_dimensions, asked_value_kinds, is_yes_no_question, predicate_text
 from diagnose.text.roles import asks_count, listed_things
-from diagnose.text.sentences import content_tokens
+from diagnose.text.sentences import content_tokens, split_sentences
+from diagnose.text.value_types import Value
+from diagnose.text.change import tells_change
 from diagnose.text.compare import same_value
 from diagnose.text.values import extract_values
 
@@ -98,7 +100,7 @@ def analyze_inputs(
         lean = readings.pop().yes_margin if lean_too else None
         if decides:
             camps = stance_camps(found, emb, settings.stance_vote_weight, settings.camp_gap) if yes_no else found
-            static = _centers(texts, ids, emb, claims, camps, noise, yes_no, predicate, settings)[3]
+            static = _centers(texts, ids, emb, claims, camps, noise, yes_no, predicate, settings)
             found = reader_answers(readings, claims, embedder, yes_no, settings, texts, case.question)
             noise = _noise(found, relevance, features, isolated, settings)
         else:
@@ -139,11 +141,19 @@ def analyze_inputs(
     return InputAnalysis(report, emb, qvec, center_answers, projection, claim_emb)
 
 
+class _Centers(NamedTuple):
+    found: list[DocAnswer | None]
+    assignment: list[int | None]
+    members: list[list[int]]
+    conflict: Conflict
+
+
 def _centers(texts, ids, emb, claims, found, noise, yes_no, predicate, settings, *, readings=None,
-             comparisons=None, decides=False, static=None):
-    """Steps 5 and 6 on each document's answer: ``(found, assignment, members, conflict)``.
-    Without a reader that decides, the static tier's answer rules run first. ``static`` is the
-    static tier's verdict on the case, a feature of a deciding reader's (``static_conflict``)."""
+             comparisons=None, decides=False, static: _Centers | None = None) -> _Centers:
+    """Steps 5 and 6 on each document's answer. Without a reader that decides, the static tier's
+    answer rules run first. ``static`` is the static tier's own result on the case beside a deciding
+    reader's: its verdict is a feature (``static_conflict``), its answers arbitrate a lone reading
+    (:func:`_echoes_join`)."""
     live = [not x for x in noise]
     claim_spans = [[(c.sentence.start, c.sentence.start + len(c.sentence.text)) for c in doc] for doc in claims]
     copies = cf.copy_mismatches(texts, claim_spans, settings.duplicate_ratio, live, settings.copy_span_words)
@@ -153,11 +163,13 @@ def _centers(texts, ids, emb, claims, found, noise, yes_no, predicate, settings,
     assignment = _group(emb, found, noise, copies, settings)
     if decides:  # a deciding reader's centers are its answers
         assignment = ctr.without_answerless([a is not None and a.key is not None for a in found], assignment)
+        if not yes_no:
+            assignment = _echoes_join(assignment, found, texts, static.found if static is not None else None)
     count = 1 + max((a for a in assignment if a is not None), default=-1)
     members = [[i for i, a in enumerate(assignment) if a == k] for k in range(count)]
     conflict = _conflict(texts, ids, emb, members, found, copies, yes_no, readings, comparisons, settings, decides,
-                         static.probability if static is not None else 0.0)
-    return found, assignment, members, conflict
+                         static.conflict.probability if static is not None else 0.0)
+    return _Centers(found, assignment, members, conflict)
 
 
 def _noise(found: list[DocAnswer | None], relevance: np.ndarray, features, isolated: np.ndarray,
@@ -185,6 +197,42 @@ def _static_answers(question: str, predicate: list[str], claims, texts: list[str
     if not any(a is not None for a in found) and not listed:
         found = name_answers(claims, question, settings.min_claim)
     return found
+
+
+def _echoes_join(assignment: list[int | None], found: list[DocAnswer | None], texts: list[str],
+                 static: list[DocAnswer | None] | None) -> list[int | None]:
+    """A document alone in its center whose own text also states the largest center's value joins
+    that center: the reader read another value of a page that states the answer (a packed weight
+    beside the trail weight). Unless the text rules (``static``, the static tier's answers) read
+    that document's answer as another value too: a page that states both ("4.76 billion, restated
+    from 4.82 billion") keeps its own."""
+    members: dict[int, list[int]] = {}
+    for i, a in enumerate(assignment):
+        if a is not None:
+            members.setdefault(a, []).append(i)
+    if 0 not in members or len(members[0]) < 2:
+        return assignment
+    top = next((found[i].value for i in members[0] if found[i] is not None and found[i].value is not None), None)
+    if top is None:
+        return assignment
+    out = list(assignment)
+    for k, m in members.items():
+        if k == 0 or len(m) != 1:
+            continue
+        i = m[0]
+        own = static[i] if static is not None else None
+        if own is not None and own.value is not None and not same_value(own.value, top):
+            continue
+        if _states_as_answer(texts[i], top):
+            out[i] = 0
+    return ctr.renumber(out)
+
+
+def _states_as_answer(text: str, value: Value) -> bool:
+    """Whether ``text`` states ``value``, and not in a sentence that tells of a change ("EUR 180,
+    replacing the EUR 150 limit"): there the two values are an old and a new one."""
+    return any(any(same_value(v, value) for v in extract_values(s.text)) and not tells_change(s.text)
+               for s in split_sentences(text))
 
 
 def _group(emb: np.ndarray, found: list[DocAnswer | None], noise: np.ndarray, copies, settings: InputSettings):

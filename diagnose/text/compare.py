@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from decimal import ROUND_HALF_UP, Decimal
 
+from diagnose.text._units import resolve_unit
 from diagnose.text.dates import date_precision
 from diagnose.text.identifiers import version_key
 from diagnose.text.value_types import Value
@@ -46,6 +47,8 @@ def same_value(a: Value, b: Value) -> bool:
         return _as_version(a) == _as_version(b)
     if a.kind == b.kind == "quantity" and _per_span(a, b):
         return True
+    if a.kind == b.kind == "money" and _per_unit(a, b):
+        return True
     if a.kind != b.kind or a.dimension != b.dimension:
         return False
     if a.kind == "range":
@@ -65,6 +68,17 @@ def _per_span(a: Value, b: Value) -> bool:
     return (bool(rate.per) and not amount.per and rate.dimension == f"{amount.dimension} / [time]"
             and rate.magnitude is not None and amount.magnitude is not None
             and _close(rate.magnitude * rate.per, amount.magnitude))
+
+
+def _per_unit(a: Value, b: Value) -> bool:
+    """An amount of money and the same amount per a unit that is no span of time ("EUR 150" and
+    "EUR 150 per night", "$4.95" and "$4.95 per order"): one states the other without its unit."""
+    rated, bare = (a, b) if "/" in a.dimension else (b, a)
+    currency, _, unit = rated.dimension.partition("/")
+    named = resolve_unit(unit) or resolve_unit(unit.lower())  # money per time is kept per year: not as written
+    per_time = named is not None and named.dimension == "[time]"
+    return (bool(unit) and not per_time and bare.dimension == currency and rated.magnitude is not None
+            and bare.magnitude is not None and _close(rated.magnitude, bare.magnitude))
 
 
 def _rounded_equal(a: Value, b: Value) -> bool:

@@ -210,6 +210,20 @@ def test_a_deciding_readers_verdict_weighs_the_static_tiers_verdict(real_embedde
     assert _centers(read) == [["d0"], ["d1"]]
 
 
+@pytest.mark.models
+def test_a_lone_reading_of_a_page_that_states_the_answer_joins_the_answers_center(real_embedder):
+    question, read = "How tall is the Harbor Tower?", _AnsweringReader("142 m", "142 m", "157 m")
+    both = "Porto Lindo's Harbor Tower is 142 m tall to its roof; with the antenna mast on top it reaches 157 m."
+    other = "Porto Lindo's Harbor Tower reaches 157 m with the antenna mast on top; its 31 floors hold offices."
+    joined = analyze_inputs(_case(question, TOWER.format(142), TOWER_OTHER.format(142), both), real_embedder, S, reader=read)
+    assert _centers(joined.report) == [["d0", "d1", "d2"]]  # the reader read the mast's height of a page that gives 142 m
+    apart = analyze_inputs(_case(question, TOWER.format(142), TOWER_OTHER.format(142), other), real_embedder, S, reader=read)
+    assert _centers(apart.report) == [["d0", "d1"], ["d2"]]
+    changed = "Porto Lindo's Harbor Tower was 142 m tall until 2019, when a new spire raised it to 157 m."
+    new = analyze_inputs(_case(question, TOWER.format(142), TOWER_OTHER.format(142), changed), real_embedder, S, reader=read)
+    assert _centers(new.report) == [["d0", "d1"], ["d2"]]  # an old and a new height: the new one is its answer
+
+
 class _MarginReader:
     """A reader that decides a yes/no question, with a fixed yes-minus-no margin per document."""
 

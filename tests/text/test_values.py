@@ -429,3 +429,11 @@ def test_hyphenated_measures_that_differ_are_comparable_and_different():
 @pytest.mark.parametrize("text", ["Form 10-K", "a 3-D model", "a 5-star review"])
 def test_a_hyphen_before_a_non_unit_or_a_letter_code_keeps_a_plain_number(text):
     assert [v.kind for v in extract_values(text)] == ["number"]
+
+
+@pytest.mark.parametrize("bare,per", [("EUR 150", "EUR 150 per night"), ("$4.95", "$4.95 per order")])
+def test_an_amount_of_money_equals_the_same_amount_per_a_unit_that_is_no_span_of_time(bare, per):
+    assert same_value(one(bare), one(per)) and same_value(one(per), one(bare))
+    assert not same_value(one("EUR 140"), one("EUR 150 per night"))
+    assert not same_value(one("$5 per item"), one("$5 per order"))  # two units: two prices
+    assert not same_value(one("$288"), one("$24/month"))  # per time it is kept per year, not as written
