@@ -203,7 +203,8 @@ def _echoes_join(assignment: list[int | None], found: list[DocAnswer | None], te
                  static: list[DocAnswer | None] | None) -> list[int | None]:
     """A document alone in its center whose own text also states the largest center's value joins
     that center: the reader read another value of a page that states the answer (a packed weight
-    beside the trail weight). Unless the text rules (``static``, the static tier's answers) read
+    beside the trail weight). Only a typed reading other than that value (a document apart with
+    the same value is about another thing of one name). Unless the text rules (``static``, the static tier's answers) read
     that document's answer as another value too: a page that states both ("4.76 billion, restated
     from 4.82 billion") keeps its own."""
     members: dict[int, list[int]] = {}
@@ -220,6 +221,9 @@ def _echoes_join(assignment: list[int | None], found: list[DocAnswer | None], te
         if k == 0 or len(m) != 1:
             continue
         i = m[0]
+        read = found[i].value if found[i] is not None else None
+        if read is None or same_value(read, top):
+            continue  # apart with the same value: about another thing of the same name
         own = static[i] if static is not None else None
         if own is not None and own.value is not None and not same_value(own.value, top):
             continue
