@@ -39,6 +39,11 @@ def shipped_file(reader: str) -> str:
     return SHIPPED if reader == "static" else f"conflict_calibration_{reader}.json"
 
 
+def sigmoid(z: float) -> float:
+    """The logistic function, without overflow for large ``|z|``."""
+    return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+
+
 @dataclass(frozen=True)
 class ConflictCalibration:
     weights: tuple[tuple[str, float], ...]
@@ -73,8 +78,7 @@ class ConflictCalibration:
     def probability(self, features: Mapping[str, float]) -> float:
         """``sigmoid(bias + sum of weight x feature)``; features without a weight count 0."""
         table = dict(self.weights)
-        z = table.get("bias", 0.0) + sum(table.get(name, 0.0) * value for name, value in features.items())
-        return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+        return sigmoid(table.get("bias", 0.0) + sum(table.get(name, 0.0) * value for name, value in features.items()))
 
     def state(self, probability: float) -> State:
         if probability >= self.conflict_at:

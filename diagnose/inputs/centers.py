@@ -119,7 +119,7 @@ def keep_one_lone(assignment: list[int | None], lone: list[bool], strength: list
     return renumber(label)
 
 
-def without_answerless(answered: list[bool], assignment: list[int | None]) -> list[int | None]:
+def without_answerless(assignment: list[int | None], answered: list[bool]) -> list[int | None]:
     """Centers none of whose documents answers (``answered``, per document) made noise, unless no
     document answers at all (then the embeddings' centers stand). A document without an answer
     still joins an answer's center when the agglomeration put it there (a page the reader
@@ -128,6 +128,12 @@ def without_answerless(answered: list[bool], assignment: list[int | None]) -> li
     if not kept:
         return list(assignment)
     return renumber([a if a in kept else None for a in assignment])
+
+
+def members(assignment: list[int | None]) -> list[list[int]]:
+    """The documents of each center, by center index (noise in none)."""
+    count = 1 + max((a for a in assignment if a is not None), default=-1)
+    return [[i for i, a in enumerate(assignment) if a == k] for k in range(count)]
 
 
 def _join(group: dict[int, int], members: dict[int, set[int]], key_of: dict, a: int, b: int) -> None:

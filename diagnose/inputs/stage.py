@@ -20,8 +20,6 @@ Steps, in order:
 
 from __future__ import annotations
 
-import math
-
 from collections import Counter
 from typing import TYPE_CHECKING, Callable, NamedTuple
 
@@ -37,6 +35,7 @@ from diagnose.inputs.answers import (
     NAME_PREFIX, SOFT_PREFIXES, DocAnswer, backed_answers, disagree, edited_answers, name_answers, shared_keys,
     stance_answers, stance_camps, unopposed_answers, value_answers,
 )
+from diagnose.inputs.calibration import sigmoid
 from diagnose.inputs.claims import document_sentences, find_claims
 from diagnose.inputs.compare import compare_sides, pair_split
 from diagnose.inputs.instructions import instruction_conflicts
@@ -49,10 +48,10 @@ from diagnose.inputs.standing import mark_standing, read_documents
 from diagnose.report import AnswerValue, Conflict, ConflictPair, DocumentView, GravityCenter, InputReport
 from diagnose.text.questions import asked_dimensions, asked_value_kinds, is_yes_no_question, predicate_text
 from diagnose.text.roles import asks_count, listed_things
-from diagnose.text.sentences import content_tokens, split_sentences
-from diagnose.text.value_types import Value
 from diagnose.text.change import tells_change
 from diagnose.text.compare import same_value
+from diagnose.text.sentences import content_tokens, split_sentences
+from diagnose.text.value_types import Value
 from diagnose.text.values import extract_values
 
 if TYPE_CHECKING:
@@ -162,11 +161,10 @@ def _centers(texts, ids, emb, claims, found, noise, yes_no, predicate, settings,
         found = unopposed_answers(found, texts, live)
     assignment = _group(emb, found, noise, copies, settings)
     if decides:  # a deciding reader's centers are its answers
-        assignment = ctr.without_answerless([a is not None and a.key is not None for a in found], assignment)
+        assignment = ctr.without_answerless(assignment, [a is not None and a.key is not None for a in found])
         if not yes_no:
             assignment = _echoes_join(assignment, found, texts, static.found if static is not None else None)
-    count = 1 + max((a for a in assignment if a is not None), default=-1)
-    members = [[i for i, a in enumerate(assignment) if a == k] for k in range(count)]
+    members = ctr.members(assignment)
     conflict = _conflict(texts, ids, emb, members, found, copies, yes_no, readings, comparisons, settings, decides,
                          static.conflict.probability if static is not None else 0.0)
     return _Centers(found, assignment, members, conflict)
@@ -203,22 +201,17 @@ def _echoes_join(assignment: list[int | None], found: list[DocAnswer | None], te
                  static: list[DocAnswer | None] | None) -> list[int | None]:
     """A document alone in its center whose own text also states the largest center's value joins
     that center: the reader read another value of a page that states the answer (a packed weight
-    beside the trail weight). Only a typed reading other than that value (a document apart with
-    the same value is about another thing of one name). Unless the text rules (``static``, the static tier's answers) read
-    that document's answer as another value too: a page that states both ("4.76 billion, restated
-    from 4.82 billion") keeps its own."""
-    members: dict[int, list[int]] = {}
-    for i, a in enumerate(assignment):
-        if a is not None:
-            members.setdefault(a, []).append(i)
-    if 0 not in members or len(members[0]) < 2:
-        return assignment
-    top = next((found[i].value for i in members[0] if found[i] is not None and found[i].value is not None), None)
-    if top is None:
+    beside the trail weight). Only a typed reading of another value joins: a document apart with
+    the largest center's own value is about another thing of one name. Nor does one whose answer
+    the text rules (``static``, the static tier's answers) read as another value too: a page that
+    states both ("4.76 billion, restated from 4.82 billion") keeps its own."""
+    members = ctr.members(assignment)
+    top = _top_value(members, found)
+    if top is None or len(members[0]) < 2:
         return assignment
     out = list(assignment)
-    for k, m in members.items():
-        if k == 0 or len(m) != 1:
+    for m in members[1:]:
+        if len(m) != 1:
             continue
         i = m[0]
         read = found[i].value if found[i] is not None else None
@@ -230,6 +223,13 @@ def _echoes_join(assignment: list[int | None], found: list[DocAnswer | None], te
         if _states_as_answer(texts[i], top):
             out[i] = 0
     return ctr.renumber(out)
+
+
+def _top_value(members: list[list[int]], found: list[DocAnswer | None]) -> Value | None:
+    """The typed value the largest center's documents give (None: no center, or no typed value)."""
+    if not members:
+        return None
+    return next((found[i].value for i in members[0] if found[i] is not None and found[i].value is not None), None)
 
 
 def _states_as_answer(text: str, value: Value) -> bool:
@@ -362,7 +362,7 @@ def _features(emb, members, found, copies, yes_no, readings, split, share, setti
         if len(margins) >= 2:
             read_split = float(np.clip((max(margins) - min(margins)) / (2 * settings.read_margin_scale), 0.0, 1.0))
             # The margin is a log-odds: two firm yeses far apart in margin agree, a weak yes and a weak no do not.
-            yes_gap = float(_p_yes(max(margins)) - _p_yes(min(margins)))
+            yes_gap = sigmoid(max(margins)) - sigmoid(min(margins))  # P(yes) of each margin
     elif readings is not None:
         keys = {found[i].key for i in live if found[i] is not None and found[i].key}
         read_split = 1.0 if len(keys) >= 2 else 0.0
@@ -381,18 +381,13 @@ def _features(emb, members, found, copies, yes_no, readings, split, share, setti
     }
 
 
-def _p_yes(margin: float) -> float:
-    """P(yes) of a yes-minus-no log-odds margin, when the reader answers yes or no."""
-    return 1.0 / (1.0 + math.exp(-margin))
-
-
 def _echo(texts: list[str], members: list[list[int]], found: list[DocAnswer | None]) -> float:
     """Of the documents outside the largest center that give an answer, the share whose own text
     also states the largest center's value: a reader that picked another value of such a text
     may have read it in another role (a packed weight beside the trail weight)."""
     if len(members) < 2:
         return 0.0
-    top = next((found[i].value for i in members[0] if found[i] is not None and found[i].value is not None), None)
+    top = _top_value(members, found)
     others = [i for m in members[1:] for i in m if found[i] is not None and found[i].key is not None]
     if top is None or not others:
         return 0.0

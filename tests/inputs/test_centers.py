@@ -81,7 +81,7 @@ def test_of_the_centers_resting_on_one_unbacked_document_only_the_strongest_stay
 def test_a_center_in_which_no_document_answers_is_noise():
     # centers: 0 = an answer and a page without one; 1 = an answer; 2 = two pages without one
     answered = [True, False, True, False, False, False]
-    kept = without_answerless(answered, [0, 0, 1, 2, 2, None])
+    kept = without_answerless([0, 0, 1, 2, 2, None], answered)
     assert kept == [0, 0, 1, None, None, None]  # the misread page stays with its answer's center
-    assert without_answerless([False, False], [0, 1]) == [0, 1]  # nothing answers: the centers stand
-    assert without_answerless([False, True], [0, 1]) == [None, 0]  # renumbered from 0
+    assert without_answerless([0, 1], [False, False]) == [0, 1]  # nothing answers: the centers stand
+    assert without_answerless([0, 1], [False, True]) == [None, 0]  # renumbered from 0
