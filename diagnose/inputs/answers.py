@@ -22,6 +22,7 @@ import numpy as np
 from diagnose.inputs.claims import Claim
 from diagnose.inputs.stance import camps
 from diagnose.text.compare import comparable, same_value
+from diagnose.text.conditions import is_condition
 from diagnose.text.dates import date_precision
 from diagnose.text.names import name_key, proper_names
 from diagnose.text.questions import PER_TIME
@@ -126,6 +127,7 @@ def value_answers(
     given: tuple[Value, ...] = (),
     texts: list[str] | None = None,
     listed: list[str] = (),
+    asks_condition: bool = False,
 ) -> list[DocAnswer | None]:
     """Typed-value answer per document (None where the document states none of the answer class).
 
@@ -148,7 +150,12 @@ def value_answers(
     (:func:`diagnose.text.tables.names_cell`).
 
     listed: the things the question asks to be listed (:func:`diagnose.text.roles.listed_things`);
-    a value in another role (:func:`other_role`) answers nothing."""
+    a value in another role (:func:`other_role`) answers nothing.
+
+    asks_condition: whether the question asks for a bound or an age itself ("the maximum dose",
+    "how old"); where it does not, a value stated as one ("orders over $50", "children under 12",
+    :func:`diagnose.text.conditions.is_condition`) scores :data:`CONDITION_PENALTY` lower, so that
+    it answers only where its document states nothing else of the answer class."""
     if kinds is not None and not kinds:
         return [None] * len(claims)
     conditions = frozenset(_measure(g) for g in given) - dimensions - {"number", ""}
@@ -174,6 +181,8 @@ def value_answers(
                 if enumerates(text, v) or other_role(v, text, dimensions, listed):
                     continue
                 fits = 0.5 if measured_as(v, dimensions) else -0.5 if measured_as(v, conditions) else 0.0
+                if not asks_condition and is_condition(text, v):
+                    fits -= CONDITION_PENALTY
                 # the question's words right beside a value tell its role ("closes one hour before" vs "opens 24 hours before")
                 beside = beside_share(predicate, c, v, texts)
                 found.append((c.score - 0.02 * rank + 0.5 * near + 0.5 * beside + fits, v, c))
@@ -215,6 +224,10 @@ def in_cell_role(v: Value, cell: Cell) -> Value:
     span = named_span(cell.labels)
     return as_rate(v, span) if span is not None else v
 
+
+CONDITION_PENALTY = 1.0
+"""How much lower a value stated as a condition scores than one stated as an answer: more than a
+claim's whole relevance, so that any other value of the class in its document wins."""
 
 BESIDE_CHARS = 20
 """How far either side of a value the question's words count as beside it."""

@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 from decimal import ROUND_HALF_UP, Decimal
 
-from diagnose.text._units import resolve_unit
 from diagnose.text.dates import date_precision
 from diagnose.text.identifiers import version_key
+from diagnose.text.value_classes import per_unit_currency
 from diagnose.text.value_types import Value
 
 __all__ = ["comparable", "same_value"]
@@ -47,7 +47,7 @@ def same_value(a: Value, b: Value) -> bool:
         return _as_version(a) == _as_version(b)
     if a.kind == b.kind == "quantity" and _per_span(a, b):
         return True
-    if a.kind == b.kind == "money" and _per_unit(a, b):
+    if a.kind == b.kind == "money" and _same_money(a, b):
         return True
     if a.kind != b.kind or a.dimension != b.dimension:
         return False
@@ -70,15 +70,18 @@ def _per_span(a: Value, b: Value) -> bool:
             and _close(rate.magnitude * rate.per, amount.magnitude))
 
 
-def _per_unit(a: Value, b: Value) -> bool:
-    """An amount of money and the same amount per a unit that is no span of time ("EUR 150" and
-    "EUR 150 per night", "$4.95" and "$4.95 per order"): one states the other without its unit."""
-    rated, bare = (a, b) if "/" in a.dimension else (b, a)
-    currency, _, unit = rated.dimension.partition("/")
-    named = resolve_unit(unit) or resolve_unit(unit.lower())  # money per time is kept per year: not as written
-    per_time = named is not None and named.dimension == "[time]"
-    return (bool(unit) and not per_time and bare.dimension == currency and rated.magnitude is not None
-            and bare.magnitude is not None and _close(rated.magnitude, bare.magnitude))
+def _same_money(a: Value, b: Value) -> bool:
+    """Amounts of money equal but for the unit one or both are per, when that is no span of time
+    ("EUR 150" and "EUR 150 per night", "$24 per user" and "24 USD per seat"): a page that names
+    no unit, or names it in other words, states the same price."""
+    return (_currency(a) == _currency(b) and a.magnitude is not None and b.magnitude is not None
+            and _close(a.magnitude, b.magnitude))
+
+
+def _currency(v: Value) -> str:
+    """What an amount of money is compared in: its currency when it is per a unit that is no span
+    of time (:func:`per_unit_currency`), else its dimension (a currency, or a currency per year)."""
+    return per_unit_currency(v) or v.dimension
 
 
 def _rounded_equal(a: Value, b: Value) -> bool:
@@ -110,4 +113,6 @@ def comparable(a: Value, b: Value) -> bool:
         return False
     if a.kind == "date":
         return {date_precision(a), date_precision(b)} != {"year", "month-day"}
+    if a.kind == "money":
+        return _currency(a) == _currency(b)  # "EUR 12 per ticket" disagrees with "EUR 10"
     return a.dimension == b.dimension

@@ -6,9 +6,10 @@ Below the stages, so the input stage (each document's answer) and the sampling s
 
 from __future__ import annotations
 
+from diagnose.text._units import resolve_unit
 from diagnose.text.value_types import Value
 
-__all__ = ["value_class"]
+__all__ = ["per_unit_currency", "value_class"]
 
 
 def value_class(v: Value) -> tuple[str, str]:
@@ -17,4 +18,16 @@ def value_class(v: Value) -> tuple[str, str]:
     kind = {"version": "number", "range": "quantity"}.get(v.kind, v.kind)
     if v.kind == "range" and v.dimension in ("number", "percent"):
         kind = v.dimension
-    return kind, v.dimension
+    return kind, per_unit_currency(v) or v.dimension
+
+
+def per_unit_currency(v: Value) -> str | None:
+    """The currency of an amount of money per a unit that is no span of time ("EUR 150 per night",
+    "$4.95 per order": "EUR", "USD"): it states the same kind of answer as the bare amount, which
+    "EUR 180 a night" is read as. None for any other value; money per time is kept per year, a
+    rate apart."""
+    if v.kind != "money" or "/" not in v.dimension:
+        return None
+    currency, _, unit = v.dimension.partition("/")
+    named = resolve_unit(unit) or resolve_unit(unit.lower())
+    return None if named is not None and named.dimension == "[time]" else currency

@@ -117,6 +117,24 @@ CENTERED = {
          "新入职员工的年假为五天，法定节假日不计入。",
          "公司规定：入职第一年的员工，年假共5个工作日。"),
         [["d0", "d1", "d2"]], False),
+    "a threshold is a condition, not the price": (
+        "How much does standard shipping cost?",
+        ("Standard shipping costs $5.99 per order. Orders over $50 ship free of charge.",
+         "Our shipping page: standard delivery is $5.99. Express delivery is available.",
+         "For purchases above $75 we waive the fee; otherwise standard shipping is $7.99."),
+        [["d0", "d1"], ["d2"]], True),
+    "an age is a condition, and a price per ticket is a price": (
+        "How much is a child ticket?",
+        ("Children under 12 travel for EUR 10. Adults pay EUR 25.",
+         "A child ticket (ages 4 to 11) costs EUR 10.",
+         "Kids aged under 12 pay EUR 12 per ticket since March."),
+        [["d0", "d1"], ["d2"]], True),
+    "a price a night is the price per night": (
+        "What is the hotel limit per night for business travel?",
+        ("Employees may book hotels up to EUR 180 per night. Trips longer than 14 days need approval.",
+         "The travel policy caps hotel costs at EUR 180 a night, including taxes.",
+         "Hotel stays are reimbursed up to EUR 150 per night; meals up to EUR 40 per day."),
+        [["d0", "d1"], ["d2"]], True),
 }
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from diagnose.text import Value, comparable, extract_values, normalise_text, same_value
 from diagnose.text import dates as dates_module
+from diagnose.text.value_classes import value_class
 
 
 def one(text: str) -> Value:
@@ -435,5 +436,12 @@ def test_a_hyphen_before_a_non_unit_or_a_letter_code_keeps_a_plain_number(text):
 def test_an_amount_of_money_equals_the_same_amount_per_a_unit_that_is_no_span_of_time(bare, per):
     assert same_value(one(bare), one(per)) and same_value(one(per), one(bare))
     assert not same_value(one("EUR 140"), one("EUR 150 per night"))
-    assert not same_value(one("$5 per item"), one("$5 per order"))  # two units: two prices
     assert not same_value(one("$288"), one("$24/month"))  # per time it is kept per year, not as written
+
+
+def test_a_price_per_a_unit_named_in_other_words_is_one_price():
+    assert same_value(one("$24 per user"), one("24 USD per seat"))
+    assert comparable(one("$24 per user"), one("$30 per seat")) and not same_value(one("$24 per user"), one("$30 per seat"))
+    assert comparable(one("EUR 12 per ticket"), one("EUR 10")) and not same_value(one("EUR 12 per ticket"), one("EUR 10"))
+    assert not comparable(one("$24/month"), one("$24"))  # a price per month is a rate apart
+    assert value_class(one("EUR 150 per night")) == value_class(one("EUR 180"))
