@@ -12,9 +12,12 @@ function of two center indices or a set of index pairs (either order).
 A document is outdated by a disagreeing center when it is archived and that center is
 not all archived, or when it is dated before that center's newest date and does not
 outrank it (``AUTHORITY_RANK``: an authoritative document is not outdated by a newer
-standard one). A center is ``"superseded"`` when all its documents are outdated by one
-disagreeing center; it is ``"current"`` when it stands above every center it disagrees
-with (best authority, then newest date) and is not superseded; else None. Without marks,
+standard one), or when it is undated, says it replaces nothing and that center holds a
+document that says it replaces another (``replacing``: "this policy replaces version 3",
+"Section 12.2 is hereby deleted and replaced"). A center is ``"superseded"`` when all its
+documents are outdated by one disagreeing center; it is ``"current"`` when it stands above
+every center it disagrees with (best authority, then newest date, then a replacing
+document) and is not superseded; else None. Without marks,
 or when they do not separate the centers, every standing is None.
 ``outdated_documents`` names, for a (current, superseded) pair of centers, the documents
 to drop: the ones the report pairs as ``kind: "outdated"``.
@@ -67,31 +70,36 @@ def document_standing(doc: Document, reading: TextStanding | None = None) -> Doc
 
 
 def center_standings(centers: Sequence[Sequence[int]], dates: Sequence[datetime.date | None],
-                     authorities: Sequence[str | None], disagree: Disagree) -> list[Standing | None]:
+                     authorities: Sequence[str | None], disagree: Disagree,
+                     replacing: Sequence[bool] = ()) -> list[Standing | None]:
     """Each center's standing (see the module docstring), in the order of ``centers``."""
     apart = _disagree(disagree)
+    replacing = replacing or [False] * len(dates)
     rivals = [[d for d in range(len(centers)) if d != c and apart(c, d)] for c in range(len(centers))]
-    superseded = [bool(docs) and any(set(outdated_documents(centers[d], docs, dates, authorities)) >= set(docs)
-                                     for d in rivals[c])
+    superseded = [bool(docs) and any(set(outdated_documents(centers[d], docs, dates, authorities, replacing))
+                                     >= set(docs) for d in rivals[c])
                   for c, docs in enumerate(centers)]
-    rank = [_stands(docs, dates, authorities) for docs in centers]
+    rank = [(*_stands(docs, dates, authorities), any(replacing[i] for i in docs)) for docs in centers]
     current = [not superseded[c] and bool(rivals[c]) and all(rank[c] > rank[d] for d in rivals[c])
                for c in range(len(centers))]
     return ["superseded" if s else "current" if k else None for s, k in zip(superseded, current)]
 
 
 def outdated_documents(current: Sequence[int], older: Sequence[int], dates: Sequence[datetime.date | None],
-                       authorities: Sequence[str | None]) -> list[int]:
+                       authorities: Sequence[str | None], replacing: Sequence[bool] = ()) -> list[int]:
     """The documents of ``older`` (not also in ``current``) that ``current`` outdates:
-    archived while ``current`` is not all archived, or dated before ``current``'s
-    newest date without outranking it."""
+    archived while ``current`` is not all archived, dated before ``current``'s newest date
+    without outranking it, or undated and unmarked while ``current`` holds a document that
+    says it replaces another (``replacing``, by document; none when not given)."""
     if not current:
         return []
     all_archived = all(authorities[i] == "archived" for i in current)
     best, newest = _stands(current, dates, authorities)
+    replaced = bool(replacing) and any(replacing[i] for i in current)
     return [i for i in older if i not in current and (
         (authorities[i] == "archived" and not all_archived)
-        or (dates[i] is not None and dates[i] < newest and AUTHORITY_RANK[authorities[i]] <= best))]
+        or (dates[i] is not None and dates[i] < newest and AUTHORITY_RANK[authorities[i]] <= best)
+        or (replaced and dates[i] is None and authorities[i] is None and not replacing[i]))]
 
 
 def _stands(docs: Sequence[int], dates: Sequence[datetime.date | None],
@@ -130,6 +138,7 @@ def mark_standing(report: "InputReport", standings: Sequence[DocumentStanding], 
     ``kind: "outdated"`` on the evidence pairs between a current and a superseded center."""
     dates = [s.date for s in standings]
     authorities = [s.authority for s in standings]
+    replacing = [s.text.replaces is not None for s in standings]
     index = {d: k for k, c in enumerate(report.gravity_centers) for d in c.documents}
     # Two centers disagree when their answers contradict, or when the evidence quoted between
     # them is not about two different things (an archived page whose value the text did not
@@ -138,7 +147,7 @@ def mark_standing(report: "InputReport", standings: Sequence[DocumentStanding], 
               if p.kind != "entity_ambiguity" and p.a in index and p.b in index}
     centers = center_standings(members, dates, authorities,
                                lambda x, y: frozenset((x, y)) in quoted
-                               or any(disagree(i, j) for i in members[x] for j in members[y]))
+                               or any(disagree(i, j) for i in members[x] for j in members[y]), replacing)
     for center, standing in zip(report.gravity_centers, centers):
         center.standing = standing
     for view, s in zip(report.documents, standings):

@@ -45,7 +45,8 @@ class TextStanding:
     superseded_by: str | None = None
     """The successor it names ("version 4"), when it says it was superseded or replaced."""
     replaces: str | None = None
-    """The predecessor it names ("version 3"), when it says it replaces one."""
+    """The predecessor it names ("version 3"), when it says it replaces one (the words that say
+    so where it names none: "is hereby amended")."""
     evidence: str | None = None
     """The sentence that says it is archived, else the words that date it."""
 
@@ -66,6 +67,8 @@ _SUCCESSOR = (
 )
 _PREDECESSOR = (
     re.compile(r"\b(?:replaces|supersedes|remplace|abroge)\s+(?P<name>[^.;:,()\n]{1,60})", re.I),
+    # an amendment's own wording, which names no predecessor after it: "… is hereby deleted and replaced with"
+    re.compile(r"\b(?:is|are)\s+hereby\s+(?:amended|replaced|deleted|revoked)(?P<name>)", re.I),
     re.compile(r"(?<![被由已])(?:取代|替代|代替)(?P<name>[^，。；、,.;\s]{1,30})"),
     re.compile(r"(?P<name>[^、。，,\sはがを]{1,30}?)に代わる"),
 )
@@ -112,7 +115,7 @@ def read_standing(text: str) -> TextStanding:
         date=day,
         authority="archived" if mark else None,
         superseded_by=_name(text, successor) if successor else None,
-        replaces=_name(text, predecessor) if predecessor else None,
+        replaces=(_name(text, predecessor) or predecessor.group().strip()) if predecessor else None,
         evidence=_sentence(text, mark.start()) if mark else date_words,
     )
 

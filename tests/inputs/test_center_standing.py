@@ -33,6 +33,16 @@ def test_one_newer_or_undated_document_keeps_a_center_from_being_superseded():
     assert center_standings([[0, 1], [2]], undated, [None] * 3, ALL) == [None, "current"]
 
 
+def test_a_document_that_says_it_replaces_another_outdates_undated_unmarked_rivals():
+    replacing = [True, False, False]
+    assert center_standings([[0], [1, 2]], [None] * 3, [None] * 3, ALL, replacing) == ["current", "superseded"]
+    assert outdated_documents([0], [1, 2], [None] * 3, [None] * 3, replacing) == [1, 2]
+    # a newer dated rival is weighed by its date, not by the other's wording
+    dated = [D(2023, 1, 1), D(2025, 1, 1), None]
+    assert center_standings([[0], [1, 2]], dated, [None] * 3, ALL, replacing) == ["superseded", "current"]
+    assert center_standings([[0], [1, 2]], [None] * 3, [None] * 3, ALL) == [None, None]  # without the wording
+
+
 def test_centers_that_do_not_disagree_are_not_ranked_against_each_other():
     dates = [D(2020, 1, 1), D(2026, 1, 1)]
     assert center_standings([[0], [1]], dates, [None, None], set()) == [None, None]

@@ -46,6 +46,8 @@ CURRENT = [
     ("本規程は2026年2月1日から施行する。旧規程は廃止する。", D(2026, 2, 1), None),
     ("Politique de prêt (version 4)\nEn vigueur depuis le 1er février 2026. Elle remplace la version 3, "
      "qui n'est plus en vigueur.", D(2026, 2, 1), "la version 3"),
+    ("Amendment No. 1 to the supply contract. Clause 4 (Delivery) is hereby deleted and replaced with: "
+     "goods ship within 10 business days.", None, "is hereby deleted"),
 ]
 
 
