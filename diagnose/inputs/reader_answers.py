@@ -11,7 +11,8 @@ tier's signals are features beside them, not the other way round:
   or no (a small reader answers "Which war…?" with "No" when the document does not say), nor one
   whose typed values its document does not state (no value the parser finds in the document
   equals them): a small reader that finds nothing to answer sometimes writes a value of its
-  own (its prompt's example, a number from the question) instead of "not stated". Otherwise
+  own (its prompt's example, a number from the question) instead of "not stated", nor one its
+  document states only as a condition ("orders over $50") when the question asks for none. Otherwise
   two answers with a stated typed value in common are one answer
   (:func:`~diagnose.text.values.extract_values` and :func:`~diagnose.text.compare.same_value`:
   "3 g" equals "3,000 mg", "EUR 180" equals "180 euros", "6 caplets (3,000 mg)" equals "3 g";
@@ -39,6 +40,7 @@ from diagnose.inputs.answers import NO, YES, DocAnswer, restates
 from diagnose.inputs.claims import Claim
 from diagnose.reader.prompt import states_nothing
 from diagnose.text.compare import same_value
+from diagnose.text.conditions import asks_age, asks_bound, is_condition
 from diagnose.text.normalise import normalise_text
 from diagnose.text.sentences import content_tokens
 from diagnose.text.value_types import Value
@@ -62,11 +64,12 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
     if yes_no:
         return [_stance(r, c) for r, c in zip(readings, claims)]
     given = extract_values(question)
+    conditions_answer = asks_bound(question) or asks_age(question)
     answers = [None if states_nothing(r.answer) or _yes_or_no(r.answer) else r.answer for r in readings]
     values: list[list[Value]] = []
     for i, (answer, text) in enumerate(zip(answers, texts)):
         written = extract_values(answer) if answer else []
-        stated = _stated_in([v for v in written if not any(restates(v, g) for g in given)], text)
+        stated = _stated_in([v for v in written if not any(restates(v, g) for g in given)], text, conditions_answer)
         if written and not stated:
             answers[i] = None
         values.append(stated)
@@ -97,12 +100,15 @@ def _yes_or_no(answer: str) -> bool:
     return answer.strip().lower().rstrip(".!") in (YES, NO)
 
 
-def _stated_in(values: list[Value], text: str) -> list[Value]:
+def _stated_in(values: list[Value], text: str, conditions_answer: bool = True) -> list[Value]:
     """Those of ``values`` that the document states, in any unit or writing. Not an end of a
-    range: a reader that answers "264 V" from "85 V to 264 V" has read half an answer."""
+    range: a reader that answers "264 V" from "85 V to 264 V" has read half an answer. Nor,
+    unless ``conditions_answer`` (the question asks for a bound or an age), a value the document
+    states only as a condition (:func:`diagnose.text.conditions.is_condition`): "$50" read from
+    "orders over $50 ship free" for the price of shipping."""
     if not values:
         return []
-    found = extract_values(text)
+    found = [w for w in extract_values(text) if conditions_answer or not is_condition(text, w)]
     return [v for v in values if any(_same_typed(v, w) for w in found)]
 
 

@@ -5,7 +5,8 @@
 :func:`asks_bound` and :func:`asks_age` whether the question asks for such a value itself ("the
 *maximum* daily dose", "*how old*"), where it is the answer.
 
-A condition still answers when nothing else in its document does: "more than 300 people died"
+A bound stated as a limit ("shall *not exceed* $2M", "*no more than* 4 g", "*不得超过*") is no
+condition: it states the limit itself. A condition still answers when nothing else in its document does: "more than 300 people died"
 answers "how many died". Callers weigh it down, they do not drop it.
 
 Grammar words of each supported language (English, French, Chinese, Japanese), no topic words.
@@ -26,6 +27,7 @@ _BOUND_BEFORE = re.compile(
     r"|超过|超過|高于|低于|大于|小于|少于|多于|不足|不到|满|滿)\s*(?:[$€£¥]|[A-Z]{3}\s?)?$",
     re.IGNORECASE | re.VERBOSE,
 )
+_NEGATED = re.compile(r"(?:\b(?:not|no|never|ne\ pas|pas)|n['’]t|不得|不|不能|不可)\s*(?:to\s+)?$", re.IGNORECASE | re.VERBOSE)
 _BOUND_AFTER = re.compile(
     r"^\s*(?:\+|(?:and|or)\s+(?:over|above|older|more|up|under|below|less|younger|fewer)\b|"
     r"(?:et|ou)\s+(?:plus|moins)\b|以上|以下|未満|超(?!过|過)|或以上|及以上)",
@@ -36,7 +38,8 @@ _AGE_AFTER = re.compile(
     r"^(?:\s*|-)(?:(?:years?[\s-])?olds?\b|years?\s+of\s+age\b|岁|歳|才)", re.IGNORECASE
 )
 _ASKS_BOUND = re.compile(
-    r"\b(?:max(?:imum|imal|imale)?|min(?:imum|imal|imale)?|limits?|caps?|ceiling|threshold|at\ (?:least|most)|"
+    r"\b(?:max(?:imum|imal|imale)?|min(?:imum|imal|imale)?|limit(?:s|ation)?|limite|caps?|ceiling|threshold|"
+    r"at\ (?:least|most)|"
     r"up\ to|most|least|fewest|plafond|seuil|au\ (?:plus|moins)|jusqu'à)\b"
     r"|最高|最低|最多|最少|至少|最大|最小|上限|下限|门槛|門檻|限额|限額|限度|まで",
     re.IGNORECASE | re.VERBOSE,
@@ -51,8 +54,10 @@ def is_condition(text: str, v: Value) -> bool:
     if v.kind == "date":
         return False
     before, after = text[max(0, v.start - _BEFORE_CHARS):v.start], text[v.end:v.end + 16]
-    return bool(_BOUND_BEFORE.search(before) or _BOUND_AFTER.match(after)
-                or _AGE_BEFORE.search(before) or _AGE_AFTER.match(after))
+    bound = _BOUND_BEFORE.search(before)
+    if bound is not None and _NEGATED.search(before[:bound.start()]):
+        bound = None  # "shall not exceed $2,000,000", "不得超过": a limit stated, the answer to "what is the cap"
+    return bool(bound or _BOUND_AFTER.match(after) or _AGE_BEFORE.search(before) or _AGE_AFTER.match(after))
 
 
 def asks_bound(question: str) -> bool:

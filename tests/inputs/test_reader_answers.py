@@ -58,6 +58,15 @@ def test_a_value_the_question_states_joins_nothing():
     assert keys[0] != keys[1] and None not in keys
 
 
+def test_a_value_its_document_states_only_as_a_condition_is_no_answer_unless_a_bound_is_asked():
+    texts = ["Standard shipping costs $5.99. Orders over $50 ship free.", "Standard delivery is $5.99."]
+    readings = (("$50", None), ("$5.99", None))
+    assert _keys(*readings, texts=texts, question="How much does standard shipping cost?") == [None, "reader:0"]
+    assert None not in _keys(*readings, texts=texts, question="What is the minimum order for free shipping?")
+    limit = ["Liability shall not exceed $2,000,000 per occurrence.", "The cap is $1M per occurrence."]
+    assert None not in _keys(("$2,000,000", None), ("$1M", None), texts=limit, question="What is the liability?")
+
+
 def test_a_bare_number_is_not_a_quantity_in_other_units():
     texts = ["Sessions end after 1800 idle clicks.", "Sessions end after 30 minutes."]
     keys = _keys(("1800", None), ("30 minutes", None), texts=texts)  # 30 minutes is 1800 s

@@ -31,6 +31,9 @@ def test_a_bound_or_an_age_is_a_condition(text, span):
     ("Children under 12 travel for EUR 10.", "EUR 10"),
     ("The offer ends before 1 March 2026.", "1 March 2026"),  # a date after "before" is as often the answer
     ("La garantie dure 3 ans.", "3 ans"),  # "ans" is years of a duration as much as of an age
+    ("Liability shall not exceed $2,000,000 per occurrence.", "$2,000,000 per occurrence"),  # a limit stated
+    ("Take no more than 4 g in 24 hours.", "4 g in 24 hours"),
+    ("每日剂量不得超过4克。", "4克"),
 ])
 def test_a_value_stated_as_such_is_no_condition(text, span):
     assert not is_condition(text, _value(text, span))
@@ -40,6 +43,7 @@ def test_a_value_stated_as_such_is_no_condition(text, span):
     ("What is the maximum daily dose?", True),
     ("How much can employees claim at most per night?", True),
     ("Quel est le plafond des frais d'hôtel ?", True),
+    ("What is the limitation of liability in the agreement?", True),
     ("每天最多可以服用多少？", True),
     ("How much does standard shipping cost?", False),
     ("Quel est le prix du billet enfant ?", False),
