@@ -185,7 +185,10 @@ def _hyphenated_unit(m: str, end: int) -> re.Match | None:
 def _money_rate(m: str, meas: Measure) -> None:
     per = _PER.match(m, meas.end)
     if not per:
-        if (span := rate_before(m, meas.start, bare_one=False)) is not None:  # "每月29美元", "月額2,900円"
+        after = rate_after(m, meas.end)  # "$9 monthly", "EUR 40 daily"
+        if after is not None:
+            meas.rate, meas.rate_factor, meas.end = "year", SECONDS_PER_YEAR / after[0].factor, after[1]
+        elif (span := rate_before(m, meas.start, bare_one=False)) is not None:  # "每月29美元", "月額2,900円"
             meas.rate, meas.rate_factor = "year", SECONDS_PER_YEAR / span.factor
         return
     word = per["w"]

@@ -27,7 +27,7 @@ __all__ = ["as_rate", "asked_rate", "asks_count", "counted_word", "listed_things
            "per_time", "rate_after", "rate_before"]
 
 _ADVERBS = {"daily": "day", "hourly": "hour", "weekly": "week", "monthly": "month", "yearly": "year",
-            "annually": "year", "quotidien": "day", "quotidienne": "day", "quotidiens": "day",
+            "annually": "year", "annual": "year", "quotidien": "day", "quotidienne": "day", "quotidiens": "day",
             "quotidiennes": "day", "hebdomadaire": "week", "mensuel": "month", "mensuelle": "month",
             "annuel": "year", "annuelle": "year", "月": "month"}  # 每月, 月額: 月 alone is a date's month elsewhere
 _PER_WORD = r"(?i:a|an|per|each|every\s+single|par|pro)"

@@ -40,6 +40,7 @@ def test_a_spelled_count_before_an_amount_does_not_join_it():
     ("每天最多可以服用多少？", True),
     ("1日あたりの最大用量はいくらですか？", True),
     ("套餐每月多少钱？", True),
+    ("What is the annual fee of the Gold card?", True),
     ("What is the maximum dose of Velorin?", False),
     ("How long is a day pass valid?", False),
 ])

@@ -439,6 +439,12 @@ def test_an_amount_of_money_equals_the_same_amount_per_a_unit_that_is_no_span_of
     assert not same_value(one("$288"), one("$24/month"))  # per time it is kept per year, not as written
 
 
+@pytest.mark.parametrize("adverb, per", [("$9 monthly", "$9 a month"), ("EUR 40 daily", "EUR 40 per day"),
+                                         ("$99 annual", "$99 per year")])
+def test_money_per_a_span_of_time_said_by_an_adverb_is_the_same_rate(adverb, per):
+    assert same_value(one(adverb), one(per)) and not comparable(one(adverb), one("$9"))
+
+
 def test_a_price_per_a_unit_named_in_other_words_is_one_price():
     assert same_value(one("$24 per user"), one("24 USD per seat"))
     assert comparable(one("$24 per user"), one("$30 per seat")) and not same_value(one("$24 per user"), one("$30 per seat"))
