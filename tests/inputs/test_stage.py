@@ -106,6 +106,17 @@ CENTERED = {
         ("Tarifs\nForfait | Basic | Pro | Enterprise\nPrix par mois | 9 € | 19 € | 49 €\nPostes | 1 | 5 | 50\n",
          "Le forfait Pro coûte 29 € par mois et comprend 5 postes."),
         [["d0"], ["d1"]], True),
+    "a table's column named by a word written in lower case": (
+        "How much does the pro plan cost per month?",
+        ("Plans and pricing\n| | Basic | Pro | Enterprise |\n|---|---|---|---|\n"
+         "| Price per month | $9 | $19 | $49 |\n| Seats | 1 | 5 seats | 50 seats |\n",
+         "The pro plan costs $49 per month and includes 5 seats and 100 GB of storage."),
+        [["d0"], ["d1"]], True),
+    "a table's column named in Chinese": (
+        "专业版每月多少钱？",
+        ("价格表\n| 项目 | 基础版 | 专业版 | 企业版 |\n|---|---|---|---|\n| 每月价格 | 59元 | 129元 | 399元 |\n",
+         "专业版的价格是每月399元，包含五个席位。"),
+        [["d0"], ["d1"]], True),
     "two uptime guarantees at different precision": (
         "What uptime does the Atlas service guarantee?",
         ("The Atlas service guarantees 99.95% uptime each month.",
