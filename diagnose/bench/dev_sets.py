@@ -42,8 +42,8 @@ class _CachedReader:
     """Readings kept in a JSON file by (reader, prompt, question, document), so that tuning what
     the stage does with them does not re-run the reader (readings are greedy: deterministic)."""
 
-    def __init__(self, reader, path: Path, salt: str = "") -> None:
-        self.reader, self.path, self.salt = reader, path, salt
+    def __init__(self, reader, path: Path, salt: str = "", yes_no_salt: str = "") -> None:
+        self.reader, self.path, self.salt, self.yes_no_salt = reader, path, salt, yes_no_salt
         self.decides = reader.decides
         self.memo = json.loads(path.read_text("utf-8")) if path.is_file() else {}
 
@@ -53,7 +53,8 @@ class _CachedReader:
     def read(self, question: str, documents: list[str], yes_no: bool, on_document=None):
         from diagnose.reader.readings import DocumentReading
 
-        keys = [self._key(question, yes_no, d) for d in documents]
+        extra = (self.yes_no_salt,) if yes_no and self.yes_no_salt else ()  # the yes/no prompt's own words
+        keys = [self._key(question, yes_no, d, *extra) for d in documents]
         todo = [i for i, k in enumerate(keys) if k not in self.memo]
         if todo:
             fresh = self.reader.read(question, [documents[i] for i in todo], yes_no)
@@ -83,13 +84,13 @@ def open_reader(choice: str, cache: Path):
         from diagnose.inputs.reading import DocumentReader
 
         return _CachedReader(DocumentReader(ModelRegistry(settings).generator()), cache / "readings.json")
-    from diagnose.reader.prompt import SYSTEM
+    from diagnose.reader.prompt import SYSTEM, YES_NO_AGAIN
     from diagnose.reader.structured import reference_reader, server_reader
 
     reader = (reference_reader(ModelRegistry(settings).reference_engine()) if choice == "reference"
               else server_reader(choice, settings.reader_model))
     salt = hashlib.sha256(f"{reader.identity.sha256 or reader.identity.name}\x00{SYSTEM}".encode()).hexdigest()[:16]
-    return _CachedReader(reader, cache / "reader-readings.json", salt)
+    return _CachedReader(reader, cache / "reader-readings.json", salt, YES_NO_AGAIN)
 
 
 def main(argv: list[str] | None = None) -> int:

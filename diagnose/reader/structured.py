@@ -85,7 +85,7 @@ class StructuredReader:
     def _read_one(self, question: str, text: str, yes_no: bool) -> DocumentReading:
         if not text.strip():
             return DocumentReading("", None, 0)
-        chat = messages(question, self.engine.truncate(text, self.max_document_tokens))
+        chat = messages(question, self.engine.truncate(text, self.max_document_tokens), yes_no)
         if yes_no:  # the margin is the answer: one token
             reply = self.engine.reply(chat, 1, YES_VARIANTS + NO_VARIANTS, 1)
         else:

@@ -185,7 +185,7 @@ def _hyphenated_unit(m: str, end: int) -> re.Match | None:
 def _money_rate(m: str, meas: Measure) -> None:
     per = _PER.match(m, meas.end)
     if not per:
-        after = rate_after(m, meas.end)  # "$9 monthly", "EUR 40 daily"
+        after = rate_after(m, meas.end, adverb_only=True)  # "$9 monthly", "EUR 40 daily"; not "$120 in 7 days"
         if after is not None:
             meas.rate, meas.rate_factor, meas.end = "year", SECONDS_PER_YEAR / after[0].factor, after[1]
         elif (span := rate_before(m, meas.start, bare_one=False)) is not None:  # "每月29美元", "月額2,900円"

@@ -68,11 +68,12 @@ def per_time(unit: Unit, span: Unit) -> Unit | None:
     return Unit(f"{unit.label}/{span.label}", f"{unit.dimension} / [time]", unit.factor / span.factor)
 
 
-def rate_after(text: str, end: int) -> tuple[Unit, int] | None:
+def rate_after(text: str, end: int, adverb_only: bool = False) -> tuple[Unit, int] | None:
     """The span of time the amount ending at ``end`` is per, from the words after it, and where
-    they end: "a day", "/day", "daily", "par jour", "in 24 hours" (None when they name none)."""
+    they end: "a day", "/day", "daily", "par jour", "in 24 hours" (None when they name none);
+    with ``adverb_only``, only an adverb ("daily", "monthly", "annual")."""
     m = _AFTER.match(text, end)
-    if m is None:
+    if m is None or adverb_only and m["adv"] is None:
         return None
     if m["adv"] is not None:
         span = _time(m["adv"]) if m["adv"].lower() in _ADVERBS else None

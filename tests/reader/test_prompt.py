@@ -35,3 +35,11 @@ def test_the_line_number_of_the_reply_layout_is_not_part_of_the_answer():
 def test_the_question_comes_before_the_document():
     user = messages("How heavy is it?", "It weighs 2 kg.")[1]["content"]
     assert user.index("How heavy is it?") < user.index("It weighs 2 kg.")
+    assert user.count("How heavy is it?") == 1
+
+
+def test_a_yes_no_question_is_asked_again_after_the_document_below_the_shared_head():
+    plain = messages("Is it heavy?", "It weighs 2 kg.")[1]["content"]
+    again = messages("Is it heavy?", "It weighs 2 kg.", yes_no=True)[1]["content"]
+    assert again.startswith(plain)  # the head every document shares is unchanged
+    assert again.rindex("Is it heavy?") > again.index("It weighs 2 kg.")

@@ -22,7 +22,7 @@ class ScriptedEngine:
 
     def reply(self, chat, max_tokens, first_tokens=(), stop_lines=0):
         self.prompts.append((chat, max_tokens, first_tokens, stop_lines))
-        document = chat[-1]["content"].split("Document:\n", 1)[1]
+        document = chat[-1]["content"].split("Document:\n", 1)[1].split("\n\nAccording to this document", 1)[0]
         return self.replies[document]
 
 
