@@ -40,7 +40,7 @@ from diagnose.inputs.answers import NO, YES, DocAnswer, restates
 from diagnose.inputs.claims import Claim
 from diagnose.reader.prompt import states_nothing
 from diagnose.text.compare import same_value
-from diagnose.text.conditions import asks_age, asks_bound, is_condition
+from diagnose.text.conditions import asks_condition, is_condition
 from diagnose.text.normalise import normalise_text
 from diagnose.text.sentences import content_tokens
 from diagnose.text.value_types import Value
@@ -64,7 +64,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
     if yes_no:
         return [_stance(r, c) for r, c in zip(readings, claims)]
     given = extract_values(question)
-    conditions_answer = asks_bound(question) or asks_age(question)
+    conditions_answer = asks_condition(question)
     answers = [None if states_nothing(r.answer) or _yes_or_no(r.answer) else r.answer for r in readings]
     values: list[list[Value]] = []
     for i, (answer, text) in enumerate(zip(answers, texts)):

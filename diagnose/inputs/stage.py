@@ -47,7 +47,7 @@ from diagnose.inputs.settings import InputSettings
 from diagnose.inputs.standing import mark_standing, read_documents
 from diagnose.report import AnswerValue, Conflict, ConflictPair, DocumentView, GravityCenter, InputReport
 from diagnose.text.questions import asked_dimensions, asked_value_kinds, is_yes_no_question, predicate_text
-from diagnose.text.conditions import asks_age, asks_bound
+from diagnose.text.conditions import asks_condition
 from diagnose.text.roles import asks_count, listed_things
 from diagnose.text.change import tells_change
 from diagnose.text.compare import same_value
@@ -192,7 +192,7 @@ def _static_answers(question: str, predicate: list[str], claims, texts: list[str
     found = value_answers(
         claims, asked_value_kinds(question), predicate, settings.min_claim, settings.tie_margin,
         dimensions=asked_dimensions(question), given=tuple(extract_values(question)), texts=texts, listed=listed,
-        asks_condition=asks_bound(question) or asks_age(question),
+        asks_condition=asks_condition(question),
     )
     if not any(a is not None for a in found) and not listed:
         found = name_answers(claims, question, settings.min_claim)

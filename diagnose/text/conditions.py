@@ -18,7 +18,7 @@ import re
 
 from diagnose.text.value_types import Value
 
-__all__ = ["asks_age", "asks_bound", "is_condition"]
+__all__ = ["asks_age", "asks_bound", "asks_condition", "is_condition"]
 
 _BOUND_BEFORE = re.compile(
     r"(?:\b(?:over|above|under|below|beyond|exceeding|exceeds?|upwards\ of|(?:more|less|greater|fewer|longer|"
@@ -69,3 +69,9 @@ def asks_bound(question: str) -> bool:
 def asks_age(question: str) -> bool:
     """Whether the question asks for an age ("*how old*", "from what *age*", "*quel âge*", "*几岁*", "*何歳*")."""
     return _ASKS_AGE.search(question) is not None
+
+
+def asks_condition(question: str) -> bool:
+    """Whether the question asks for a bound or an age (:func:`asks_bound`, :func:`asks_age`): then a
+    value stated as a condition is an answer like any other."""
+    return asks_bound(question) or asks_age(question)
