@@ -46,11 +46,11 @@ from diagnose.inputs.reading import NO_INFORMATION
 from diagnose.inputs.settings import InputSettings
 from diagnose.inputs.standing import mark_standing, read_documents
 from diagnose.report import AnswerValue, Conflict, ConflictPair, DocumentView, GravityCenter, InputReport
-from diagnose.text.questions import asked_dimensions, asked_value_kinds, is_yes_no_question, predicate_text
-from diagnose.text.conditions import asks_condition
-from diagnose.text.roles import asks_count, listed_things
 from diagnose.text.change import tells_change
 from diagnose.text.compare import same_value
+from diagnose.text.conditions import asks_condition
+from diagnose.text.questions import asked_dimensions, asked_value_kinds, is_yes_no_question, predicate_text
+from diagnose.text.roles import asks_count, listed_things
 from diagnose.text.sentences import content_tokens, split_sentences
 from diagnose.text.value_types import Value
 from diagnose.text.values import extract_values

@@ -9,7 +9,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from diagnose.text.dates import date_precision
 from diagnose.text.identifiers import version_key
-from diagnose.text.value_classes import per_unit_currency
+from diagnose.text.value_classes import compared_dimension
 from diagnose.text.value_types import Value
 
 __all__ = ["comparable", "same_value"]
@@ -74,14 +74,8 @@ def _same_money(a: Value, b: Value) -> bool:
     """Amounts of money equal but for the unit one or both are per, when that is no span of time
     ("EUR 150" and "EUR 150 per night", "$24 per user" and "24 USD per seat"): a page that names
     no unit, or names it in other words, states the same price."""
-    return (_currency(a) == _currency(b) and a.magnitude is not None and b.magnitude is not None
-            and _close(a.magnitude, b.magnitude))
-
-
-def _currency(v: Value) -> str:
-    """What an amount of money is compared in: its currency when it is per a unit that is no span
-    of time (:func:`per_unit_currency`), else its dimension (a currency, or a currency per year)."""
-    return per_unit_currency(v) or v.dimension
+    return (compared_dimension(a) == compared_dimension(b) and a.magnitude is not None
+            and b.magnitude is not None and _close(a.magnitude, b.magnitude))
 
 
 def _rounded_equal(a: Value, b: Value) -> bool:
@@ -114,5 +108,5 @@ def comparable(a: Value, b: Value) -> bool:
     if a.kind == "date":
         return {date_precision(a), date_precision(b)} != {"year", "month-day"}
     if a.kind == "money":
-        return _currency(a) == _currency(b)  # "EUR 12 per ticket" disagrees with "EUR 10"
+        return compared_dimension(a) == compared_dimension(b)  # "EUR 12 per ticket" disagrees with "EUR 10"
     return a.dimension == b.dimension

@@ -6,8 +6,9 @@
 *maximum* daily dose", "*how old*"), where it is the answer.
 
 A bound stated as a limit ("shall *not exceed* $2M", "*no more than* 4 g", "*不得超过*") is no
-condition: it states the limit itself. A condition still answers when nothing else in its document does: "more than 300 people died"
-answers "how many died". Callers weigh it down, they do not drop it.
+condition: it states the limit itself. A condition still answers when nothing else in its
+document does: "more than 300 people died" answers "how many died". Callers weigh it down,
+they do not drop it.
 
 Grammar words of each supported language (English, French, Chinese, Japanese), no topic words.
 """

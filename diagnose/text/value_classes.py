@@ -9,7 +9,7 @@ from __future__ import annotations
 from diagnose.text._units import resolve_unit
 from diagnose.text.value_types import Value
 
-__all__ = ["per_unit_currency", "value_class"]
+__all__ = ["compared_dimension", "per_unit_currency", "value_class"]
 
 
 def value_class(v: Value) -> tuple[str, str]:
@@ -18,7 +18,13 @@ def value_class(v: Value) -> tuple[str, str]:
     kind = {"version": "number", "range": "quantity"}.get(v.kind, v.kind)
     if v.kind == "range" and v.dimension in ("number", "percent"):
         kind = v.dimension
-    return kind, per_unit_currency(v) or v.dimension
+    return kind, compared_dimension(v)
+
+
+def compared_dimension(v: Value) -> str:
+    """What ``v`` is compared in: for money per a unit that is no span of time its currency
+    (:func:`per_unit_currency`), else its dimension (a unit's, a currency, a currency per year)."""
+    return per_unit_currency(v) or v.dimension
 
 
 def per_unit_currency(v: Value) -> str | None:
