@@ -85,10 +85,12 @@ def analyze_inputs(
     yes_no = is_yes_no_question(case.question)
     predicate = content_tokens(predicate_text(case.question))
     found = _static_answers(case.question, predicate, claims, texts, yes_no, settings)
+    # A yes/no answer is corroborated by its camp, not by the bare word every other document may say.
+    camps = stance_camps(found, emb, settings.stance_vote_weight, settings.camp_gap) if yes_no else found
     # Noise is a fact of the text: decided on what the documents state, not on what a model reads into
     # them; a reader that decides reads the text, so its answers decide noise too.
     features, isolated = [text_features(t) for t in texts], isolation(emb)
-    noise = _noise(found, relevance, features, isolated, settings)
+    noise = _noise(camps, relevance, features, isolated, settings)
     readings = None
     comparisons = None
     decides = reader is not None and reader.decides
@@ -99,7 +101,6 @@ def analyze_inputs(
         readings = reader.read(case.question, texts + [NO_INFORMATION] if lean_too else texts, yes_no)
         lean = readings.pop().yes_margin if lean_too else None
         if decides:
-            camps = stance_camps(found, emb, settings.stance_vote_weight, settings.camp_gap) if yes_no else found
             static = _centers(texts, ids, emb, claims, camps, noise, yes_no, predicate, settings)
             found = reader_answers(readings, claims, embedder, yes_no, settings, texts, case.question)
             noise = _noise(found, relevance, features, isolated, settings)
@@ -108,7 +109,7 @@ def analyze_inputs(
             found = read_answers(readings, found, claims, embedder, yes_no, settings, asks_value=asks_value,
                                  texts=texts, lean=lean)
     if yes_no and not decides:
-        found = stance_camps(found, emb, settings.stance_vote_weight, settings.camp_gap)
+        found = camps if reader is None else stance_camps(found, emb, settings.stance_vote_weight, settings.camp_gap)
         if reader is not None:
             comparisons = compare_sides(reader, case.question, texts, found, noise, relevance, settings.compare_documents)
     found, assignment, members, conflict = _centers(

@@ -287,6 +287,24 @@ def test_off_topic_document_is_noise(real_embedder):
 
 
 @pytest.mark.models
+def test_a_yes_no_case_keeps_an_off_topic_page_of_the_same_brand_out_of_the_camps(real_embedder):
+    # Every document says "yes" when it says nothing against the question; that bare word
+    # corroborates nobody: the release notes are noise, not a "no" camp of their own.
+    case = _case(
+        "Does the Orbly Basic plan include phone support?",
+        "Orbly Basic includes phone support on weekdays from 9 to 5, as every Orbly plan does.",
+        "Phone support is part of every Orbly plan, Basic included: call the number in your dashboard.",
+        "Support options: all plans, including Basic, can reach our team by phone and by email.",
+        "Orbly for Android, version 4.2.1. New: widgets for your home screen. Fixed: a crash when "
+        "rotating the screen on tablets. Thanks for using Orbly!",
+    )
+    rep = analyze_inputs(case, real_embedder, S).report
+    assert rep.noise_documents == ["d3"]
+    assert _centers(rep) == [["d0", "d1", "d2"]]
+    assert not rep.conflict.detected
+
+
+@pytest.mark.models
 def test_many_agreeing_documents_without_a_typed_answer_are_no_conflict(real_embedder):
     phrasing = [
         "To reset the router, hold the reset button for ten seconds until the light blinks.",
