@@ -41,6 +41,7 @@ from diagnose.inputs.claims import Claim
 from diagnose.reader.prompt import states_nothing
 from diagnose.text.compare import same_value
 from diagnose.text.conditions import asks_condition, is_condition
+from diagnose.text.names import abbreviates
 from diagnose.text.normalise import normalise_text
 from diagnose.text.sentences import content_tokens
 from diagnose.text.value_types import Value
@@ -115,7 +116,8 @@ def _stated_in(values: list[Value], text: str, conditions_answer: bool = True) -
 def _same_answer(answers: list[str | None], values: list[list[Value]], embedder: "Embedder",
                  similarity: float, question: str = "") -> np.ndarray:
     """``(n, n)`` bool: a typed value in common ("6 caplets (3,000 mg)" and "3 g"), or (neither
-    typed) equal or near-equal free text, compared without the question's own words."""
+    typed) equal or near-equal free text, compared without the question's own words, or one
+    written as the other's initials ("R" and "Republican")."""
     n = len(answers)
     asked = set(normalise_text(question).split())
     norm = [_own_words(a, asked) if a else "" for a in answers]
@@ -130,7 +132,8 @@ def _same_answer(answers: list[str | None], values: list[list[Value]], embedder:
             if values[i] and values[j]:
                 same[i, j] = any(_same_typed(a, b) for a in values[i] for b in values[j])
             elif not values[i] and not values[j]:
-                same[i, j] = norm[i] == norm[j] or cos[at[i], at[j]] >= similarity
+                same[i, j] = (norm[i] == norm[j] or cos[at[i], at[j]] >= similarity
+                              or abbreviates(answers[i], answers[j]) or abbreviates(answers[j], answers[i]))
             else:
                 same[i, j] = norm[i] == norm[j]
     return same

@@ -45,7 +45,8 @@ SYSTEM = (
 
 NOT_STATED = "not stated"
 MAX_FIELD_CHARS = 160
-_LABEL = re.compile(r"^\s*(?:line\s*\d\s*:\s*)?(answer|about|date|status)\s*[:：]\s*", re.IGNORECASE)
+_LABEL = re.compile(r"^\s*(?:line\s*\d\s*:\s*)?(?:the\s+)?(answer|about|date|status)(?:\s+is)?\s*[:：]\s*",
+                    re.IGNORECASE)
 _NONE = {"", "none", "n/a", "na", "unknown", "not stated", "not given", "no date"}
 _LINE_NUMBER = re.compile(r"^\s*line\s*\d\s*[:.)]\s*", re.IGNORECASE)
 """The reply's layout copied into it: "Line 1: 1905" (the system message numbers the lines)."""

@@ -36,3 +36,18 @@ def proper_names(text: str) -> list[tuple[str, int]]:
 def name_key(name: str) -> str:
     """Grouping key of a name: folded, punctuation dropped ("The Go-Go's" -> "the go gos")."""
     return " ".join(re.findall(r"[^\W_]+", fold(name).replace("'", "").replace("’", "")))
+
+
+def abbreviates(short: str, name: str) -> bool:
+    """Whether ``short`` is written as the initials of ``name``: "R" for "Republican", "U.K." for
+    "United Kingdom", "NFL" for "National Football League" (joining words such as "of" may be
+    skipped). Only a short run of capitals counts, and ``name`` must be longer than it."""
+    letters = short.replace(".", "").strip()
+    if not (1 <= len(letters) <= 5 and letters.isalpha() and letters.isupper()):
+        return False
+    words = re.findall(r"[^\W\d_]+", name)
+    if len(" ".join(words)) <= len(letters):
+        return False
+    initials = "".join(w[0] for w in words).upper()
+    capitals = "".join(w[0] for w in words if fold(w) not in FUNCTION_WORDS).upper()
+    return letters.upper() in (initials, capitals)

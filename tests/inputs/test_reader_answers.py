@@ -113,3 +113,8 @@ def test_free_answers_are_compared_without_the_questions_words():
     texts = [a for a, _ in answers]
     keys = _keys(*answers, texts=texts, question=question)
     assert keys[0] == keys[2] != keys[1]
+
+
+def test_an_answer_written_as_the_others_initials_is_the_same_answer():
+    keys = _keys(("Democratic", None), ("D", None), ("Green", None))
+    assert keys[0] == keys[1] != keys[2]

@@ -9,6 +9,9 @@ def test_a_reply_is_read_line_by_line():
 
 def test_labels_and_missing_lines_are_tolerated():
     assert parse_reply("Answer: 12 days.").answer == "12 days"
+    assert parse_reply("The answer: the Ring line\nAbout: Parkway, a metro station").answer == "the Ring line"
+    assert parse_reply("The answer is: 12 days").answer == "12 days"
+    assert parse_reply("The answering machine is off").answer == "The answering machine is off"
     assert parse_reply("Answer: 12 days\nAbout: none").about is None
     assert parse_reply("not stated\nStatus: superseded").superseded
     assert parse_reply("").answer == ""

@@ -1,4 +1,4 @@
-from diagnose.text.names import name_key, proper_names
+from diagnose.text.names import abbreviates, name_key, proper_names
 
 
 def test_runs_of_capitalised_words_with_joining_words():
@@ -14,3 +14,14 @@ def test_a_capitalised_sentence_start_is_not_a_name_and_runs_stop_at_a_full_stop
 def test_name_keys_fold_case_accents_and_punctuation():
     assert name_key("The Go-Gos") == name_key("the go-gos") == "the go gos"
     assert name_key("Beyoncé") == name_key("BEYONCE")
+
+
+def test_initials_abbreviate_a_longer_name():
+    assert abbreviates("R", "Republican")
+    assert abbreviates("U.K.", "United Kingdom")
+    assert abbreviates("NFL", "National Football League")
+    assert abbreviates("USA", "United States of America")  # a joining word may be skipped
+    assert not abbreviates("CA", "Canada")
+    assert not abbreviates("Rome", "Republican")  # not a run of capitals
+    assert not abbreviates("R", "R")  # not longer
+    assert not abbreviates("NFL", "National Hockey League")
