@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from decimal import ROUND_HALF_UP, Decimal
 
+from diagnose.text._units import SECONDS_PER_YEAR
 from diagnose.text.dates import date_precision
 from diagnose.text.identifiers import version_key
 from diagnose.text.value_classes import compared_dimension
@@ -45,7 +46,7 @@ def same_value(a: Value, b: Value) -> bool:
         return date_covers(a.key, b.key) or date_covers(b.key, a.key)
     if {a.kind, b.kind} == {"number", "version"}:
         return _as_version(a) == _as_version(b)
-    if a.kind == b.kind == "quantity" and _per_span(a, b):
+    if a.kind == b.kind and a.kind in ("quantity", "money") and _per_span(a, b):
         return True
     if a.kind == b.kind == "money" and _same_money(a, b):
         return True
@@ -62,12 +63,16 @@ def same_value(a: Value, b: Value) -> bool:
 
 
 def _per_span(a: Value, b: Value) -> bool:
-    """An amount and the same amount per a span of time ("3 g" and "3,000 mg a day"): one states
-    the other without its span, which contradicts nothing."""
+    """An amount and the same amount per a span of time ("3 g" and "3,000 mg a day", "2,980円" and
+    "2,980円 a month"): one states the other without its span, which contradicts nothing."""
     rate, amount = (a, b) if a.per else (b, a)
-    return (bool(rate.per) and not amount.per and rate.dimension == f"{amount.dimension} / [time]"
-            and rate.magnitude is not None and amount.magnitude is not None
-            and _close(rate.magnitude * rate.per, amount.magnitude))
+    if not rate.per or amount.per or rate.magnitude is None or amount.magnitude is None:
+        return False
+    if rate.kind == "money":  # kept per year
+        per_span, written = f"{amount.dimension}/year", rate.magnitude * rate.per / SECONDS_PER_YEAR
+    else:  # kept per second
+        per_span, written = f"{amount.dimension} / [time]", rate.magnitude * rate.per
+    return rate.dimension == per_span and _close(written, amount.magnitude)
 
 
 def _same_money(a: Value, b: Value) -> bool:

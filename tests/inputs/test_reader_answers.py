@@ -118,3 +118,12 @@ def test_free_answers_are_compared_without_the_questions_words():
 def test_an_answer_written_as_the_others_initials_is_the_same_answer():
     keys = _keys(("Democratic", None), ("D", None), ("Green", None))
     assert keys[0] == keys[1] != keys[2]
+
+
+def test_an_amount_a_rate_is_written_with_is_stated_and_is_that_rates_answer():
+    texts = ["The Team plan costs 1,200円 a month, billed monthly.", "Team plan: 1,200円/月.",
+             "The Team plan is 1,500円 per month."]
+    keys = _keys(("1,200円", None), ("1,200円/月", None), ("1,500円 per month", None), texts=texts)
+    assert keys[0] is not None and keys[0] == keys[1] != keys[2]
+    monthly, yearly = _keys(("$9 a month", None), ("$9 a year", None))
+    assert monthly != yearly

@@ -451,3 +451,10 @@ def test_a_price_per_a_unit_named_in_other_words_is_one_price():
     assert comparable(one("EUR 12 per ticket"), one("EUR 10")) and not same_value(one("EUR 12 per ticket"), one("EUR 10"))
     assert not comparable(one("$24/month"), one("$24"))  # a price per month is a rate apart
     assert value_class(one("EUR 150 per night")) == value_class(one("EUR 180"))
+
+
+@pytest.mark.parametrize("amount, rate", [("$24", "$24/month"), ("2,980円", "月額2,980円"), ("EUR 40", "EUR 40 daily")])
+def test_an_amount_of_money_states_the_rate_written_with_it_as_an_amount_states_its_daily_dose(amount, rate):
+    assert same_value(one(amount), one(rate)) and same_value(one(rate), one(amount))
+    assert not comparable(one(amount), one(rate))  # still a rate apart: it contradicts no amount
+    assert not same_value(one("$30"), one("$24/month")) and not same_value(one("$288"), one("$24/month"))
