@@ -197,15 +197,16 @@ def _cosines(texts: list[str], embedder: "Embedder") -> np.ndarray:
 
 
 def _groups(answered: list[bool], joins) -> list[int]:
-    """Group index per answered document: each joins the first group all of whose members it
-    joins (``joins(i, j)``), so that a group never holds two documents that do not join."""
+    """Group index per answered document: each joins the first group more than half of whose
+    members it joins (``joins(i, j)``): one reading of what a document is about that went astray
+    ("a hiking backpack" among pages on one tent) does not split a group it otherwise joins."""
     groups: list[list[int]] = []
     label = [-1] * len(answered)
     for i, ok in enumerate(answered):
         if not ok:
             continue
         for k, members in enumerate(groups):
-            if all(joins(i, j) for j in members):
+            if 2 * sum(joins(i, j) for j in members) > len(members):
                 members.append(i)
                 label[i] = k
                 break

@@ -127,3 +127,11 @@ def test_an_amount_a_rate_is_written_with_is_stated_and_is_that_rates_answer():
     assert keys[0] is not None and keys[0] == keys[1] != keys[2]
     monthly, yearly = _keys(("$9 a month", None), ("$9 a year", None))
     assert monthly != yearly
+
+
+def test_one_reading_of_what_a_page_is_about_that_went_astray_does_not_split_a_center():
+    about = ["Ridgeline 2, a hiking tent", "Ridgeline 2, a hiking backpack", "Ridgeline 2, a hiking tent",
+             "Ridgeline 2, a tent"]  # the backpack is like a hiking tent, unlike a tent
+    keys = _keys(*[("1.5 kg", a) for a in about])
+    assert len(set(keys)) == 1
+    assert len(set(_keys(("1993", "Jaguar, a sports team"), ("1993", "Jaguar, a video game console")))) == 2
