@@ -42,8 +42,8 @@ class _CachedReader:
     """Readings kept in a JSON file by (reader, prompt, question, document), so that tuning what
     the stage does with them does not re-run the reader (readings are greedy: deterministic)."""
 
-    def __init__(self, reader, path: Path, salt: str = "", yes_no_salt: str = "") -> None:
-        self.reader, self.path, self.salt, self.yes_no_salt = reader, path, salt, yes_no_salt
+    def __init__(self, reader, path: Path, salt: str = "", prompts: tuple[str, str] = ("", "")) -> None:
+        self.reader, self.path, self.salt, self.prompts = reader, path, salt, prompts
         self.decides = reader.decides
         self.memo = json.loads(path.read_text("utf-8")) if path.is_file() else {}
 
@@ -53,7 +53,8 @@ class _CachedReader:
     def read(self, question: str, documents: list[str], yes_no: bool, on_document=None):
         from diagnose.reader.readings import DocumentReading
 
-        extra = (self.yes_no_salt,) if yes_no and self.yes_no_salt else ()  # the yes/no prompt's own words
+        words = self.prompts[yes_no]  # the words of an open and of a yes/no prompt that the salt does not hold
+        extra = (words,) if words else ()
         keys = [self._key(question, yes_no, d, *extra) for d in documents]
         todo = [i for i, k in enumerate(keys) if k not in self.memo]
         if todo:
@@ -61,7 +62,7 @@ class _CachedReader:
             for i, r in zip(todo, fresh):
                 self.memo[keys[i]] = dataclasses.asdict(r)
             write_atomic(self.path, json.dumps(self.memo))
-        return [DocumentReading(**self.memo[k]) for k in keys]
+        return [_parsed_again(DocumentReading(**self.memo[k])) for k in keys]
 
     def compare(self, question: str, pairs: list[tuple[str, str]]):
         keys = [self._key("pair", question, a, b) for a, b in pairs]
@@ -71,6 +72,15 @@ class _CachedReader:
                 self.memo[keys[i]] = margin
             write_atomic(self.path, json.dumps(self.memo))
         return [self.memo[k] for k in keys]
+
+
+def _parsed_again(reading):
+    """A cached reading with its answer line read by today's :func:`~diagnose.reader.prompt.parse_reply`
+    (a line read again gives itself), so that a fix to the reply's parser needs no new reading."""
+    from diagnose.reader.prompt import parse_reply
+
+    fields = parse_reply(reading.answer)
+    return dataclasses.replace(reading, answer=fields.answer, about=reading.about or fields.about)
 
 
 def open_reader(choice: str, cache: Path):
@@ -84,13 +94,13 @@ def open_reader(choice: str, cache: Path):
         from diagnose.inputs.reading import DocumentReader
 
         return _CachedReader(DocumentReader(ModelRegistry(settings).generator()), cache / "readings.json")
-    from diagnose.reader.prompt import SYSTEM, YES_NO_AGAIN
+    from diagnose.reader.prompt import OPEN_AGAIN, SYSTEM, YES_NO_AGAIN, YES_NO_SYSTEM
     from diagnose.reader.structured import reference_reader, server_reader
 
     reader = (reference_reader(ModelRegistry(settings).reference_engine()) if choice == "reference"
               else server_reader(choice, settings.reader_model))
     salt = hashlib.sha256(f"{reader.identity.sha256 or reader.identity.name}\x00{SYSTEM}".encode()).hexdigest()[:16]
-    return _CachedReader(reader, cache / "reader-readings.json", salt, YES_NO_AGAIN)
+    return _CachedReader(reader, cache / "reader-readings.json", salt, (OPEN_AGAIN, YES_NO_SYSTEM + YES_NO_AGAIN))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -119,7 +119,7 @@ def _same_answer(answers: list[str | None], values: list[list[Value]], embedder:
     typed) equal or near-equal free text, compared without the question's own words, or one
     written as the other's initials ("R" and "Republican")."""
     n = len(answers)
-    asked = set(normalise_text(question).split())
+    asked = set(content_tokens(question))
     norm = [_own_words(a, asked) if a else "" for a in answers]
     free = [i for i in range(n) if answers[i] and not values[i]]
     cos = _cosines([norm[i] for i in free], embedder)
@@ -140,10 +140,13 @@ def _same_answer(answers: list[str | None], values: list[list[Value]], embedder:
 
 
 def _own_words(answer: str, asked: set[str]) -> str:
-    """The normalised answer without the question's words: "UPRA is located in Aguadilla" and
-    "UPRA is located in San Juan" differ in what they answer, not in what they repeat."""
+    """The normalised answer's content words that are not the question's (``asked``: its content
+    tokens): "UPRA is located in Aguadilla" and "UPRA is located in San Juan" differ in what they
+    answer, not in what they repeat, and "The sport Coneo specializes in is volleyball" answers
+    "volleyball"."""
     words = normalise_text(answer).split()
-    return " ".join(w for w in words if w not in asked) or " ".join(words)
+    own = [w for w in words if (tokens := content_tokens(w)) and not set(tokens) <= asked]
+    return " ".join(own) or " ".join(words)
 
 
 _WRITTEN_MAGNITUDE = frozenset({"money", "percent"})

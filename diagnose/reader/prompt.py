@@ -2,17 +2,22 @@
 
 One prompt per document, the same for every engine (in-process llama.cpp or an
 OpenAI-compatible server), so that a server serving the same weights gives the same
-readings. The system message and the question come first and the document last: every
-document of a case shares that head (the root of the prompt tree), and every case shares
-the system message, so an engine that keeps its key/value cache evaluates them once.
+readings (or nearly: where two tokens are near-tied, two engines may word a reply apart).
+The system message and the question come first, then the document: every document of a
+case shares that head (the root of the prompt tree), and every case of one kind (open,
+yes/no: :data:`SYSTEM`, :data:`YES_NO_SYSTEM`) shares the system message, so an engine that
+keeps its key/value cache evaluates them once.
 
-The reply is two lines:
+The question is asked once more below the document (:data:`OPEN_AGAIN`, :data:`YES_NO_AGAIN`):
+the reader then answers from the document it has just read. The reply is two lines:
 
 1. the answer from this document alone (``yes``/``no`` for a yes/no question: there only
-   its first token is decoded, for the yes-minus-no margin, after the question is asked once
-   more below the document), or ``not stated``;
-2. ``About:`` what the document is about (a name and a kind), so that two things of one
+   its first token is decoded, for the yes-minus-no margin), or ``not stated``;
+2. ``About:`` the thing the answer is about (a name and a kind), so that two things of one
    name never share a center because a number matches.
+
+The system message's example comes with its own question, so that the reader does not copy
+it as the answer of a document that states nothing.
 
 A document's own date and status are read from its fields and its text
 (:mod:`diagnose.text.standing`), not asked of this model: asked, a date line copied dates
@@ -29,9 +34,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["NOT_STATED", "ReplyFields", "SYSTEM", "YES_NO_AGAIN", "messages", "parse_reply"]
+__all__ = ["NOT_STATED", "OPEN_AGAIN", "ReplyFields", "SYSTEM", "YES_NO_AGAIN", "YES_NO_SYSTEM", "messages",
+           "parse_reply"]
 
 SYSTEM = (
+    "You read one document and report what it says. Reply with exactly two lines and nothing else.\n"
+    "Line 1: the answer to the question according to this document alone, as short as possible "
+    "(a value with its unit, a date, a name, or yes or no for a yes/no question). "
+    "Write not stated if the document does not answer the question.\n"
+    "Line 2: About: the thing this document's answer is about (a person, a company, a sports team, "
+    "a product, a policy...): the name the document gives it and what kind of thing it is.\n"
+    "For example, to the question \"How much does the Trailmaster X2 weigh?\" a page about that "
+    "backpack gives this reply:\n"
+    "4.5 kg\n"
+    "About: Trailmaster X2, a hiking backpack"
+)
+
+YES_NO_SYSTEM = (
     "You read one document and report what it says. Reply with exactly two lines and nothing else.\n"
     "Line 1: the answer to the question according to this document alone, as short as possible "
     "(a value with its unit, a date, a name, or yes or no for a yes/no question). "
@@ -42,6 +61,10 @@ SYSTEM = (
     "4.5 kg\n"
     "About: Trailmaster X2, a hiking backpack"
 )
+"""The system message of a yes/no question, whose reply is only its first token's yes-minus-no
+margin: the earlier wording of :data:`SYSTEM`, kept because the margins separate opposing from
+agreeing passages better under it (conflictqa-dev, 200 pairs: ``yes_gap`` AUROC 0.87, under
+:data:`SYSTEM` 0.85). Every document of a case still shares one head."""
 
 NOT_STATED = "not stated"
 MAX_FIELD_CHARS = 160
@@ -50,6 +73,10 @@ _LABEL = re.compile(r"^\s*(?:line\s*\d\s*:\s*)?(?:the\s+)?(answer|about|date|sta
 _NONE = {"", "none", "n/a", "na", "unknown", "not stated", "not given", "no date"}
 _LINE_NUMBER = re.compile(r"^\s*line\s*\d\s*[:.)]\s*", re.IGNORECASE)
 """The reply's layout copied into it: "Line 1: 1905" (the system message numbers the lines)."""
+_ANSWER_IS = re.compile(r"^(?:the\s+)?answer\s+is\s+(?=\S)", re.IGNORECASE)
+"""The answer line introduced in words ("The answer is the Second Boer War")."""
+_INLINE_ABOUT = re.compile(r"\s+about\s*[:：]\s*", re.IGNORECASE)
+"""The second line written on the first ("Football. About: Vestri, a football club")."""
 _SAYS_NOTHING = re.compile(
     r"\b(?:not|never)\s+(?:stated|mentioned|given|provided|specified|say|said|state|mention|specify|provide)\b"
     r"|\bno\s+(?:information|mention)\b", re.IGNORECASE)
@@ -73,18 +100,28 @@ the widest gap between two documents' P(yes) 0.82 -> 0.87), and the head the doc
 stays the same."""
 
 
+OPEN_AGAIN = ("\n\nAccording to this document alone: {question}\n"
+              "Reply with the two lines: the answer, then About: the thing the answer is about.")
+"""Asked again after the document, for an open question, with the reply's layout: on the reference
+readings of enterprise-dev and the first 40 ramdocs-dev cases, ARI 0.68 -> 0.70 and 0.60 -> 0.69
+(docs/input-stage.md); asked without the layout, the reader dropped its ``About:`` line."""
+
+
 def messages(question: str, document: str, yes_no: bool = False) -> list[dict[str, str]]:
-    """The chat messages for one (already truncated) document: question first, document last;
-    for a yes/no question (``yes_no``) the question once more after it (:data:`YES_NO_AGAIN`)."""
-    again = YES_NO_AGAIN.format(question=question) if yes_no else ""
+    """The chat messages for one (already truncated) document: question first, then the document,
+    then the question once more (:data:`YES_NO_AGAIN` for a yes/no question, ``yes_no``, else
+    :data:`OPEN_AGAIN`)."""
+    again = (YES_NO_AGAIN if yes_no else OPEN_AGAIN).format(question=question)
     return [
-        {"role": "system", "content": SYSTEM},
+        {"role": "system", "content": YES_NO_SYSTEM if yes_no else SYSTEM},
         {"role": "user", "content": f"Question: {question}\n\nDocument:\n{document}{again}"},
     ]
 
 
 def parse_reply(text: str) -> ReplyFields:
-    """The four fields of a reply (see the module docstring); missing ones are None/False."""
+    """The four fields of a reply (see the module docstring); missing ones are None/False. The
+    answer line is read without the words that introduce it ("The answer is …") and without a
+    second line written on it ("… About: …"); read again, an answer line gives itself."""
     answer: str | None = None
     fields: dict[str, str] = {}
     for line in text.strip().splitlines():
@@ -96,7 +133,11 @@ def parse_reply(text: str) -> ReplyFields:
             fields.setdefault(name, line[label.end():].strip()[:MAX_FIELD_CHARS])
         elif answer is None and not fields:
             answer = _LINE_NUMBER.sub("", line).strip()[:MAX_FIELD_CHARS]
-    answer = answer if answer is not None else fields.get("answer", "")
+    answer = _ANSWER_IS.sub("", answer if answer is not None else fields.get("answer", ""))
+    inline = _INLINE_ABOUT.search(answer)
+    if inline:
+        fields.setdefault("about", answer[inline.end():].strip())
+        answer = answer[:inline.start()]
     about = fields.get("about")
     date = fields.get("date")
     status = (fields.get("status") or "").lower()

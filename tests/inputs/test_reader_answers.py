@@ -113,6 +113,10 @@ def test_free_answers_are_compared_without_the_questions_words():
     texts = [a for a, _ in answers]
     keys = _keys(*answers, texts=texts, question=question)
     assert keys[0] == keys[2] != keys[1]
+    question = "What sport does Ilse Marten specialize in?"  # a sentence answer, the verb inflected
+    answers = (("The sport Ilse Marten specializes in is handball", None), ("Handball", None), ("Rowing", None))
+    keys = _keys(*answers, texts=[a for a, _ in answers], question=question)
+    assert keys[0] == keys[1] != keys[2]
 
 
 def test_an_answer_written_as_the_others_initials_is_the_same_answer():

@@ -12,6 +12,7 @@ import time
 import httpx
 import pytest
 
+from diagnose.reader.prompt import NOT_STATED, states_nothing
 from diagnose.reader.structured import reference_reader, server_reader
 
 pytestmark = [pytest.mark.reader, pytest.mark.models]
@@ -69,8 +70,20 @@ def server_url(engine):
 def test_a_server_serving_the_same_weights_reads_as_the_in_process_reader(engine, server_url):
     local = reference_reader(engine).read(QUESTION, DOCUMENTS, False)
     remote = server_reader(server_url).read(QUESTION, DOCUMENTS, False)
-    assert [r.answer for r in remote] == [r.answer for r in local]
-    assert [r.about for r in remote] == [r.about for r in local]
+    # Greedy decoding on two engines (the in-process one reuses the shared head's key/value cache)
+    # may word a reply in two ways where two tokens are near-tied: "... not mentioned in this
+    # document" / "in the document", "a kitchen appliance" / "a kettle". What the stage reads must
+    # be the same: each answer (or that there is none) and the name of the thing it is about.
+    assert [_as_read(r.answer) for r in remote] == [_as_read(r.answer) for r in local]
+    assert [_name(r.about) for r in remote] == [_name(r.about) for r in local]
+
+
+def _as_read(answer: str) -> str:
+    return NOT_STATED if states_nothing(answer) else answer
+
+
+def _name(about: str | None) -> str | None:
+    return about.split(",")[0].strip() if about else None
 
 
 def test_a_server_gives_the_same_yes_no_margins(engine, server_url):
