@@ -270,7 +270,10 @@ def test_restart_continues_the_run_and_never_redoes_finished_cases(harness, data
     queued = list(harness.queue.items)
     harness.work(limit=4)
     with harness.db.session() as session:  # a fifth is claimed by a worker that then dies: its lease runs out
-        assert claim(session, queued[4], MAX_ATTEMPTS, lease_s=0) is not None
+        # A worker runs the job whose turn it is (fair order: created_at, then id), not the one it
+        # was handed, so which four ran is not the queue's first four.
+        fifth = min(session.scalars(select(Diagnosis.id).where(Diagnosis.id.in_(queued), Diagnosis.status == "queued")))
+        assert claim(session, fifth, MAX_ATTEMPTS, lease_s=0) is not None
 
     # The restarted service: new connections, a new worker; the durable queue delivers
     # again every job that was not acknowledged, which here is all of them.
@@ -285,7 +288,7 @@ def test_restart_continues_the_run_and_never_redoes_finished_cases(harness, data
     assert sorted(c for c, _ in restarted.calls) == sorted(set(CASES) - finished_before)
     with db.session() as session:
         attempts = {d.id: d.attempts for d in session.scalars(select(Diagnosis).where(Diagnosis.id.in_(queued)))}
-    assert attempts[queued[4]] == 2 and all(attempts[d] == 1 for d in queued if d != queued[4])
+    assert attempts[fifth] == 2 and all(attempts[d] == 1 for d in queued if d != fifth)
     assert harness.stored(run_id).status == "done"
     assert harness.stored(run_id).summary["counts"]["pass"] == len(CASES)
 
