@@ -142,8 +142,8 @@ def _same_answer(answers: list[str | None], values: list[list[Value]], embedder:
 def _own_words(answer: str, asked: set[str]) -> str:
     """The normalised answer's content words that are not the question's (``asked``: its content
     tokens): "UPRA is located in Aguadilla" and "UPRA is located in San Juan" differ in what they
-    answer, not in what they repeat, and "The sport Coneo specializes in is volleyball" answers
-    "volleyball"."""
+    answer, not in what they repeat, and "The sport Ilse Marten specializes in is handball" answers
+    "handball"."""
     words = normalise_text(answer).split()
     own = [w for w in words if (tokens := content_tokens(w)) and not set(tokens) <= asked]
     return " ".join(own) or " ".join(words)

@@ -63,8 +63,8 @@ def same_value(a: Value, b: Value) -> bool:
 
 
 def _per_span(a: Value, b: Value) -> bool:
-    """An amount and the same amount per a span of time ("3 g" and "3,000 mg a day", "2,980円" and
-    "2,980円 a month"): one states the other without its span, which contradicts nothing."""
+    """An amount and the same amount per a span of time ("3 g" and "3,000 mg a day", "1,200円" and
+    "1,200円 a month"): one states the other without its span, which contradicts nothing."""
     rate, amount = (a, b) if a.per else (b, a)
     if not rate.per or amount.per or rate.magnitude is None or amount.magnitude is None:
         return False

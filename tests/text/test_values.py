@@ -453,7 +453,7 @@ def test_a_price_per_a_unit_named_in_other_words_is_one_price():
     assert value_class(one("EUR 150 per night")) == value_class(one("EUR 180"))
 
 
-@pytest.mark.parametrize("amount, rate", [("$24", "$24/month"), ("2,980円", "月額2,980円"), ("EUR 40", "EUR 40 daily")])
+@pytest.mark.parametrize("amount, rate", [("$24", "$24/month"), ("1,200円", "月額1,200円"), ("EUR 40", "EUR 40 daily")])
 def test_an_amount_of_money_states_the_rate_written_with_it_as_an_amount_states_its_daily_dose(amount, rate):
     assert same_value(one(amount), one(rate)) and same_value(one(rate), one(amount))
     assert not comparable(one(amount), one(rate))  # still a rate apart: it contradicts no amount
