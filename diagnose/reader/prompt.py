@@ -37,29 +37,30 @@ from dataclasses import dataclass
 __all__ = ["NOT_STATED", "OPEN_AGAIN", "ReplyFields", "SYSTEM", "YES_NO_AGAIN", "YES_NO_SYSTEM", "messages",
            "parse_reply"]
 
-SYSTEM = (
+_LINE_1 = (
     "You read one document and report what it says. Reply with exactly two lines and nothing else.\n"
     "Line 1: the answer to the question according to this document alone, as short as possible "
     "(a value with its unit, a date, a name, or yes or no for a yes/no question). "
     "Write not stated if the document does not answer the question.\n"
-    "Line 2: About: the thing this document's answer is about (a person, a company, a sports team, "
+)
+"""The reply's first line, as both system messages ask for it."""
+_EXAMPLE_REPLY = "4.5 kg\nAbout: Trailmaster X2, a hiking backpack"
+
+SYSTEM = (
+    _LINE_1
+    + "Line 2: About: the thing this document's answer is about (a person, a company, a sports team, "
     "a product, a policy...): the name the document gives it and what kind of thing it is.\n"
     "For example, to the question \"How much does the Trailmaster X2 weigh?\" a page about that "
     "backpack gives this reply:\n"
-    "4.5 kg\n"
-    "About: Trailmaster X2, a hiking backpack"
+    + _EXAMPLE_REPLY
 )
 
 YES_NO_SYSTEM = (
-    "You read one document and report what it says. Reply with exactly two lines and nothing else.\n"
-    "Line 1: the answer to the question according to this document alone, as short as possible "
-    "(a value with its unit, a date, a name, or yes or no for a yes/no question). "
-    "Write not stated if the document does not answer the question.\n"
-    "Line 2: About: what this document describes, as the document itself says: the name it uses "
+    _LINE_1
+    + "Line 2: About: what this document describes, as the document itself says: the name it uses "
     "and what kind of thing it is (a person, a company, a sports team, a product, a policy...).\n"
     "Example of a reply:\n"
-    "4.5 kg\n"
-    "About: Trailmaster X2, a hiking backpack"
+    + _EXAMPLE_REPLY
 )
 """The system message of a yes/no question, whose reply is only its first token's yes-minus-no
 margin: the earlier wording of :data:`SYSTEM`, kept because the margins separate opposing from

@@ -50,4 +50,4 @@ def abbreviates(short: str, name: str) -> bool:
         return False
     initials = "".join(w[0] for w in words).upper()
     capitals = "".join(w[0] for w in words if fold(w) not in FUNCTION_WORDS).upper()
-    return letters.upper() in (initials, capitals)
+    return letters in (initials, capitals)

@@ -34,8 +34,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from diagnose.text.compare import same_value
 from diagnose.text._units import SECONDS_PER_YEAR
+from diagnose.text.compare import same_value
 from diagnose.text.dates import date_claims
 from diagnose.text.identifiers import identifier_claims
 from diagnose.text.literals import LITERAL, format_number
