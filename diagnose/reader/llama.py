@@ -10,6 +10,7 @@ every step), so a reading is a function of the weights and the prompt.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ import numpy as np
 from diagnose.errors import ModelError
 from diagnose.reader.readings import ReadingStats
 
-__all__ = ["LlamaEngine", "Reply"]
+__all__ = ["LlamaEngine", "Reply", "refuse_amx"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,15 @@ class Reply:
     first_logprobs: dict[str, float] = field(default_factory=dict)
     """Log-probabilities at the first answer position of the tokens asked for by text."""
     prompt_tokens: int = 0
+
+
+def refuse_amx(system_info: str) -> None:
+    """Raise a ModelError when llama.cpp was built with its AMX kernels (``system_info``: its
+    ``llama_print_system_info()`` line): on the Q4_K weights they segfault on the first decode
+    (ggml-org/llama.cpp#20824), which would end the process without a word."""
+    if re.search(r"\bAMX_INT8\s*=\s*1", system_info):
+        raise ModelError("llama-cpp-python was built with AMX kernels, which crash on the reader's Q4_K "
+                         "weights: rebuild it with `make reader` (it compiles without AMX)")
 
 
 class LlamaEngine:
@@ -42,6 +52,9 @@ class LlamaEngine:
                              "(or `pip install llama-cpp-python`)") from None
         import os
 
+        from llama_cpp import llama_print_system_info
+
+        refuse_amx(llama_print_system_info().decode(errors="replace"))
         n_threads = threads or os.cpu_count() or 1
         self.path = path
         self.reuse_prefix = reuse_prefix
