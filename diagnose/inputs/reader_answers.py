@@ -12,7 +12,9 @@ tier's signals are features beside them, not the other way round:
   whose typed values its document does not state (no value the parser finds in the document
   equals them): a small reader that finds nothing to answer sometimes writes a value of its
   own (its prompt's example, a number from the question) instead of "not stated", nor one its
-  document states only as a condition ("orders over $50") when the question asks for none. Otherwise
+  document states only as a condition ("orders over $50") when the question asks for none, nor one
+  whose only values are bare figures of a kind the question does not ask for ("Contents, 23" for
+  "When does it close?"). Otherwise
   two answers with a stated typed value in common are one answer
   (:func:`~diagnose.text.values.extract_values` and :func:`~diagnose.text.compare.same_value`:
   "3 g" equals "3,000 mg", "EUR 180" equals "180 euros", "6 caplets (3,000 mg)" equals "3 g";
@@ -43,6 +45,8 @@ from diagnose.text.compare import same_value
 from diagnose.text.conditions import asks_condition, is_condition
 from diagnose.text.names import abbreviates
 from diagnose.text.normalise import normalise_text
+from diagnose.text.numerals import number_marks
+from diagnose.text.questions import asked_value_kinds
 from diagnose.text.sentences import content_tokens
 from diagnose.text.value_types import Value
 from diagnose.text.values import extract_values
@@ -66,14 +70,17 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
         return [_stance(r, c) for r, c in zip(readings, claims)]
     given = extract_values(question)
     conditions_answer = asks_condition(question)
+    kinds = asked_value_kinds(question)
+    asked = set(content_tokens(question))
     answers = [None if states_nothing(r.answer) or _yes_or_no(r.answer) else r.answer for r in readings]
     values: list[list[Value]] = []
     for i, (answer, text) in enumerate(zip(answers, texts)):
         written = extract_values(answer) if answer else []
-        stated = _stated_in([v for v in written if not any(restates(v, g) for g in given)], text, conditions_answer)
+        own = [v for v in written if not any(restates(v, g) for g in given)]
+        stated = _in_role(_stated_in(own, text, conditions_answer), kinds)
         if written and not stated:
             answers[i] = None
-        values.append(stated)
+        values.append([] if kinds is None and _incidental(answer, written, asked) else stated)
     same_answer = _same_answer(answers, values, embedder, settings.read_answer_similarity, question)
     same_thing = _same_thing([r.about for r in readings], embedder, settings.reader_entity_similarity)
     group = _groups([a is not None for a in answers], lambda i, j: same_answer[i, j] and same_thing[i, j])
@@ -101,6 +108,28 @@ def _yes_or_no(answer: str) -> bool:
     return answer.strip().lower().rstrip(".!") in (YES, NO)
 
 
+_BARE_KINDS = frozenset({"number", "date"})
+"""Kinds a stray figure of a page takes (a page number, a year in a heading)."""
+
+
+def _in_role(values: list[Value], kinds: frozenset[str] | None) -> list[Value]:
+    """``values`` without the bare figures of a kind the question does not ask for (``kinds``:
+    :func:`~diagnose.text.questions.asked_value_kinds`): "When does enrolment close?" is not
+    answered by "Contents, 23", nor "How many seats?" by a year. A value with a unit or a form of
+    its own stays (a time of day answers "when", a phone number "what number"), and so does every
+    value when the question's grammar does not say (None) or it asks for a name (empty): there a
+    number inside the name tells two names apart ("Apollo 11")."""
+    if not kinds:
+        return values
+    return [v for v in values if v.kind in kinds or v.kind not in _BARE_KINDS or ("date" in kinds and _year_like(v))]
+
+
+def _year_like(v: Value) -> bool:
+    """A bare number written as a year is (3 or 4 digits): "1619" answers "When did he die?",
+    though the parser, without a date's context, reads a year before 1800 as a number."""
+    return v.kind == "number" and re.fullmatch(r"\d{3,4}", v.span.strip()) is not None
+
+
 def _stated_in(values: list[Value], text: str, conditions_answer: bool = True) -> list[Value]:
     """Those of ``values`` that the document states, in any unit or writing. Not an end of a
     range: a reader that answers "264 V" from "85 V to 264 V" has read half an answer. Nor,
@@ -116,13 +145,16 @@ def _stated_in(values: list[Value], text: str, conditions_answer: bool = True) -
 def _same_answer(answers: list[str | None], values: list[list[Value]], embedder: "Embedder",
                  similarity: float, question: str = "") -> np.ndarray:
     """``(n, n)`` bool: a typed value in common ("6 caplets (3,000 mg)" and "3 g"), or (neither
-    typed) equal or near-equal free text, compared without the question's own words, or one
-    written as the other's initials ("R" and "Republican")."""
+    typed) equal or near-equal free text, compared without the question's own words, one short
+    answer within the other, or one written as the other's initials ("R" and "Republican"); never
+    two free answers told apart by their numbers ("the First Boer War", "the Second Boer War":
+    :func:`~diagnose.text.numerals.number_marks`)."""
     n = len(answers)
     asked = set(content_tokens(question))
     norm = [_own_words(a, asked) if a else "" for a in answers]
     free = [i for i in range(n) if answers[i] and not values[i]]
     cos = _cosines([norm[i] for i in free], embedder)
+    marks = [number_marks(a) if a else frozenset() for a in answers]
     at = {i: k for k, i in enumerate(free)}
     same = np.zeros((n, n), bool)
     for i in range(n):
@@ -132,11 +164,38 @@ def _same_answer(answers: list[str | None], values: list[list[Value]], embedder:
             if values[i] and values[j]:
                 same[i, j] = any(_same_typed(a, b) for a in values[i] for b in values[j])
             elif not values[i] and not values[j]:
-                same[i, j] = (norm[i] == norm[j] or cos[at[i], at[j]] >= similarity
-                              or abbreviates(answers[i], answers[j]) or abbreviates(answers[j], answers[i]))
+                numbered_apart = marks[i] and marks[j] and marks[i] != marks[j]
+                same[i, j] = not numbered_apart and (
+                    norm[i] == norm[j] or cos[at[i], at[j]] >= similarity or _contains(norm[i], norm[j])
+                    or abbreviates(answers[i], answers[j]) or abbreviates(answers[j], answers[i]))
             else:
                 same[i, j] = norm[i] == norm[j]
     return same
+
+
+def _incidental(answer: str | None, written: list[Value], asked: set[str]) -> bool:
+    """Whether the values written in ``answer`` are a detail of a sentence rather than the answer:
+    as many content words besides them and the question's (``asked``) as a short answer has
+    (:data:`_SHORT_ANSWER`).
+    "The Squeeze is a 1977 British gangster thriller" answers with a genre, not a year."""
+    if not answer or not written:
+        return False
+    rest = answer
+    for v in written:
+        rest = rest.replace(v.span, " ")
+    return len(set(content_tokens(rest)) - asked) >= _SHORT_ANSWER
+
+
+_SHORT_ANSWER = 3
+"""Content words of a short answer; a longer one is a sentence, whose words also name its subject."""
+
+
+def _contains(a: str, b: str) -> bool:
+    """Whether one short answer's content words hold all of the other's: "Basketball player" and
+    "Basketball", "Action comedy" and "comedy" (a narrower answer within a broader one). Not a
+    sentence: "Puerto Rico" is within "the University of Puerto Rico is located in San Juan"."""
+    x, y = set(content_tokens(a)), set(content_tokens(b))
+    return bool(x and y) and max(len(x), len(y)) <= _SHORT_ANSWER and (x <= y or y <= x)
 
 
 def _own_words(answer: str, asked: set[str]) -> str:

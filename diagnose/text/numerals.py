@@ -9,7 +9,8 @@ import warnings
 from functools import lru_cache
 
 import cn2an
-from text_to_num import find_numbers
+import roman
+from text_to_num import alpha2digit, find_numbers
 
 from diagnose.text._units import ALIASES, WORDS
 
@@ -159,3 +160,31 @@ def prepare(text: str) -> tuple[Mapped, frozenset[int]]:
     """The text values are read from: NFKC, then Chinese and spelled-out numerals as digits."""
     mapped = chinese_numerals(nfkc(text))
     return spelled_numbers(mapped)
+
+
+# --- the numbers that tell two names apart ----------------------------------------
+
+_ROMAN_WORD = re.compile(r"\b[IVXLCDM]+\b")
+
+
+def number_marks(text: str) -> frozenset[int]:
+    """The numbers a short answer is told apart by: digits, number words and ordinals in the
+    text's language ("Second", "2nd", "deuxième"), and Roman numerals after a capitalised word
+    ("Louis XIV"; "I" only as the last word, where it is no pronoun): "the First Boer War" {1},
+    "World War II" {2}; "CD Projekt" none."""
+    lang = guess_language(text) or "en"
+    try:
+        digits = alpha2digit(text, lang, threshold=0)
+    except Exception:  # text2num is a native extension: never let it break a comparison
+        digits = text
+    marks = {int(d) for d in re.findall(r"\d+", digits)}
+    words = [w.strip(".,;:!?()") for w in text.split()]
+    for k in range(1, len(words)):
+        numeral, before = words[k], words[k - 1]
+        if not (_ROMAN_WORD.fullmatch(numeral) and before[:1].isupper()) or (numeral == "I" and k < len(words) - 1):
+            continue
+        try:
+            marks.add(roman.fromRoman(numeral))
+        except roman.InvalidRomanNumeralError:
+            continue
+    return frozenset(marks)

@@ -139,3 +139,58 @@ def test_one_reading_of_what_a_page_is_about_that_went_astray_does_not_split_a_c
     keys = _keys(*[("1.5 kg", a) for a in about])
     assert len(set(keys)) == 1
     assert len(set(_keys(("1993", "Jaguar, a sports team"), ("1993", "Jaguar, a video game console")))) == 2
+
+
+def test_a_bare_figure_of_a_kind_the_question_does_not_ask_for_is_no_answer():
+    texts = ["Enrolment guide. Contents, 23. Appendix, 41.", "Enrolment closes on March 3, 2031.",
+             "Enrolment for 2031 closes on 10 March 2031."]
+    keys = _keys(("Contents, 23", None), ("March 3, 2031", None), ("10 March 2031", None), texts=texts,
+                 question="When does enrolment for 2031 close?")
+    assert keys[0] is None and None not in keys[1:] and keys[1] != keys[2]
+    texts = ["Edmund Varn, d. 1619, knight of Arn.", "Varn, knight, d. 1661."]  # years the parser reads as numbers
+    keys = _keys(("1619", None), ("1661", None), texts=texts, question="When did Edmund Varn die?")
+    assert None not in keys and keys[0] != keys[1]
+
+
+def test_a_number_inside_the_name_a_question_asks_for_tells_two_names_apart():
+    texts = ["The first landing was made by the crew of Apollo 11.", "The first landing was made by Apollo 12's crew."]
+    keys = _keys(("Apollo 11", None), ("Apollo 12", None), texts=texts, question="Who made the first landing?")
+    assert None not in keys and keys[0] != keys[1]
+
+
+def test_a_value_with_a_unit_or_form_of_its_own_answers_a_question_that_asks_for_another_kind():
+    texts = ["Office hours: 14:00-16:00 on Tuesdays.", "Call the hotline on 400-555-0199."]
+    assert _keys(("14:00-16:00", None), texts=texts[:1], question="When are the office hours?") == ["reader:0"]
+    assert _keys(("400-555-0199", None), texts=texts[1:], question="How much is the hotline's number?") == ["reader:0"]
+
+
+def test_a_short_answer_within_another_short_answer_is_the_same_answer():
+    texts = ["Orla Brenn is a handball player from Cork.", "Brenn played handball.", "Brenn rowed for Cork."]
+    keys = _keys(("Handball player", None), ("Handball", None), ("Rowing", None), texts=texts,
+                 question="What sport is Orla Brenn associated with?")
+    assert keys[0] == keys[1] != keys[2]
+
+
+def test_a_short_answer_within_a_sentence_that_names_its_subject_is_not_the_same_answer():
+    texts = ["The Kellin Institute stands in Harrow Vale.", "The Kellin Institute of Harrow Vale is in Dunmore."]
+    keys = _keys(("Harrow Vale", None), ("The Kellin Institute of Harrow Vale is located in Dunmore", None),
+                 texts=texts, question="Where is the KI located?")
+    assert None not in keys and keys[0] != keys[1]
+
+
+def test_a_value_written_in_a_sentence_that_answers_with_words_is_a_detail_not_the_answer():
+    texts = ["Glass Harbour is a 1981 Danish crime thriller.", "The genre of Glass Harbour: a crime thriller."]
+    keys = _keys(("Glass Harbour is a 1981 Danish crime thriller", None), ("a crime thriller", None), texts=texts,
+                 question='What is the genre of the film "Glass Harbour"?')
+    assert keys[0] == keys[1] is not None
+
+
+@pytest.mark.parametrize("a, b", [
+    ("The First Carrow Valley Border Feud of Arn", "the Second Carrow Valley Border Feud of Arn"),
+    ("King Edmund Aldric Varn of Arn III", "King Edmund Aldric Varn of Arn II"),
+])
+def test_free_answers_told_apart_by_their_numbers_are_two_answers(a, b):
+    texts = [f"It ended {a}.", f"It ended {b}."]  # all but one of their words in common: near-equal text
+    keys = _keys((a, None), (b, None), texts=texts, question="Which war did the treaty end?")
+    assert None not in keys and keys[0] != keys[1]
+
