@@ -23,8 +23,10 @@ tier's signals are features beside them, not the other way round:
   ``read_answer_similarity``;
 - two documents whose readings say they are about two things of one name (their ``about``
   readings share a word but are otherwise unlike: a cosine under ``reader_entity_similarity``)
-  never share a key, however equal their answers: a team and a console named alike that
-  share a year stay apart.
+  never share a key because a typed value matches: a team and a console named alike that
+  share a year stay apart. Equal words are one answer whoever gives them: two clubs of one
+  name that both play basketball answer "basketball" alike (and a page's ``about`` reading
+  drifts more often than a name matches by chance).
 
 Keys are ``reader:<k>``: hard keys, so two documents with different keys are never one
 center (:func:`diagnose.inputs.centers.group_documents`).
@@ -83,7 +85,9 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
         values.append([] if kinds is None and _incidental(answer, written, asked) else stated)
     same_answer = _same_answer(answers, values, embedder, settings.read_answer_similarity, question)
     same_thing = _same_thing([r.about for r in readings], embedder, settings.reader_entity_similarity)
-    group = _groups([a is not None for a in answers], lambda i, j: same_answer[i, j] and same_thing[i, j])
+    typed = [bool(v) for v in values]
+    group = _groups([a is not None for a in answers],
+                    lambda i, j: same_answer[i, j] and (same_thing[i, j] or not (typed[i] and typed[j])))
     out: list[DocAnswer | None] = []
     for i, answer in enumerate(answers):
         if answer is None:

@@ -78,10 +78,15 @@ def test_an_end_of_a_range_is_half_an_answer():
     assert _keys(("264 V", None), ("85-264 VAC", None), texts=texts)[0] is None
 
 
-def test_two_things_of_one_name_never_share_a_key_however_equal_their_answers():
+def test_two_things_of_one_name_never_share_a_key_because_a_value_matches():
     keys = _keys(("1993", "Quokka, an American football team"), ("1993", "Quokka, a video game console"),
                  ("1993", "Quokka, an American football team"))
     assert keys[0] == keys[2] != keys[1]
+
+
+def test_two_things_of_one_name_that_answer_in_the_same_words_give_one_answer():
+    keys = _keys(("Basketball", "Quokka, a club in Perth"), ("Basketball", "Quokka, a video game console"))
+    assert keys[0] == keys[1] is not None
 
 
 def test_descriptions_of_one_thing_at_two_granularities_are_not_two_things():
