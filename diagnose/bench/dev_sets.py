@@ -1,6 +1,7 @@
 """Tune the input stage on the three dev sets at once (a developer tool).
 
 usage: python -m diagnose.bench.dev_sets OUTDIR [--cache DIR] [--reader static|reference|sampled|URL] [--sets ramdocs-dev,...] [--limit N]
+                                          [--setting NAME=VALUE ...]
 
 Writes ``OUTDIR/<set>/<case_id>.json`` and prints each set's SCORE line, the
 per-kind table where the truth has kinds, and the center-pull self-check: the
@@ -111,11 +112,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reader", default="static", help="static, reference, sampled or a server URL")
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--limit", type=int, default=0, help="only the first N cases of each set (by file name)")
+    parser.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE",
+                        help="override one InputSettings field for this run (repeatable): a threshold under trial")
     args = parser.parse_args(argv)
     embedder = make_embedder(args.cache)
     choice = "sampled" if args.read else args.reader
     reader = None if choice == "static" else open_reader(choice, args.cache or args.outdir)
-    settings = InputSettings()
+    settings = _overridden(InputSettings(), args.setting, parser)
     for name in args.sets.split(","):
         data = _SHARED / "data" / name
         cases = bench.load_cases(sorted((data / "cases").glob("*.json"))[: args.limit or None])
@@ -139,6 +142,22 @@ def main(argv: list[str] | None = None) -> int:
                                   capture_output=True, text=True, check=False)
             print("  " + proc.stdout.strip().replace("\n", "\n  "))
     return 0
+
+
+def _overridden(settings: InputSettings, pairs: list[str], parser: argparse.ArgumentParser) -> InputSettings:
+    """``settings`` with each ``NAME=VALUE`` of ``pairs`` applied, the value cast to the field's type."""
+    fields = {f.name: f for f in dataclasses.fields(settings)}
+    changes = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        if name not in fields or not value:
+            parser.error(f"--setting {pair!r}: expected NAME=VALUE with NAME an InputSettings field")
+        current = getattr(settings, name)
+        try:
+            changes[name] = type(current)(value)
+        except (TypeError, ValueError):
+            parser.error(f"--setting {pair!r}: {value!r} is not of type {type(current).__name__}")
+    return dataclasses.replace(settings, **changes)
 
 
 if __name__ == "__main__":
