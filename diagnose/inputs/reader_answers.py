@@ -9,6 +9,7 @@ tier's signals are features beside them, not the other way round:
   with a firm no, and centring on that turned every document of a dev case to yes;
 - other questions: an answer the reader says is not stated is no answer, nor is a bare yes
   or no (a small reader answers "Which war…?" with "No" when the document does not say), nor one
+  that only repeats what the question asks ("Aircraft" for "What type of aircraft…?"), nor one
   whose typed values its document does not state (no value the parser finds in the document
   equals them): a small reader that finds nothing to answer sometimes writes a value of its
   own (its prompt's example, a number from the question) instead of "not stated", nor one its
@@ -20,7 +21,7 @@ tier's signals are features beside them, not the other way round:
   "3 g" equals "3,000 mg", "EUR 180" equals "180 euros", "6 caplets (3,000 mg)" equals "3 g";
   a value the question itself states is a condition, not an answer: "in 24 hours" joins nothing);
   a free-text answer with equal normalised text or an embedding cosine of at least
-  ``read_answer_similarity``;
+  ``read_answer_similarity``, or one short answer within another or closing a sentence;
 - two documents whose readings say they are about two things of one name (their ``about``
   readings share a word but are otherwise unlike: a cosine under ``reader_entity_similarity``)
   never share a key because a typed value matches: a team and a console named alike that
@@ -48,7 +49,7 @@ from diagnose.text.conditions import asks_condition, is_condition
 from diagnose.text.names import abbreviates
 from diagnose.text.normalise import normalise_text
 from diagnose.text.numerals import number_marks
-from diagnose.text.questions import asked_value_kinds
+from diagnose.text.questions import asked_value_kinds, predicate_text
 from diagnose.text.sentences import content_tokens
 from diagnose.text.value_types import Value
 from diagnose.text.values import extract_values
@@ -74,7 +75,9 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
     conditions_answer = asks_condition(question)
     kinds = asked_value_kinds(question)
     asked = set(content_tokens(question))
-    answers = [None if states_nothing(r.answer) or _yes_or_no(r.answer) else r.answer for r in readings]
+    echo = not _offers_choice(question)
+    answers = [None if states_nothing(r.answer) or _yes_or_no(r.answer) or echo and _echoes(r.answer, question)
+               else r.answer for r in readings]
     values: list[list[Value]] = []
     for i, (answer, text) in enumerate(zip(answers, texts)):
         written = extract_values(answer) if answer else []
@@ -82,7 +85,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
         stated = _in_role(_stated_in(own, text, conditions_answer), kinds)
         if written and not stated:
             answers[i] = None
-        values.append([] if kinds is None and _incidental(answer, written, asked) else stated)
+        values.append([] if not kinds and _incidental(answer, written, asked) else stated)
     same_answer = _same_answer(answers, values, embedder, settings.read_answer_similarity, asked)
     same_thing = _same_thing([r.about for r in readings], embedder, settings.reader_entity_similarity)
     typed = [bool(v) for v in values]
@@ -110,6 +113,26 @@ def _stance(r: "DocumentReading", doc: list[Claim]) -> DocAnswer | None:
 def _yes_or_no(answer: str) -> bool:
     """A bare yes or no (the words the reader is told to use) answers no open question."""
     return answer.strip().lower().rstrip(".!") in (YES, NO)
+
+
+_CHOICE = re.compile(r"\b(?:or|ou)\b|还是|或者|それとも|または", re.IGNORECASE)
+"""Words that offer the question's own alternatives ("Team or Enterprise?"): its words then answer it."""
+
+
+def _offers_choice(question: str) -> bool:
+    return _CHOICE.search(question) is not None
+
+
+def _echoes(answer: str | None, question: str) -> bool:
+    """Whether ``answer`` only repeats the question's own words outside its names (what it asks,
+    not whom: :func:`~diagnose.text.questions.predicate_text`), word for word: "Aircraft" for "What type
+    of aircraft flew Route 9?" names what is asked. A name the question gives may be the answer
+    ("Who is the hero of Tom Thumb?": "Tom Thumb"), and so may a word that only shares a stem with
+    the question's ("Professor" for a profession)."""
+    if not answer or extract_values(answer):
+        return False
+    words = {w for w in normalise_text(answer).split() if content_tokens(w)}
+    return bool(words) and words <= set(normalise_text(predicate_text(question)).split())
 
 
 _BARE_KINDS = frozenset({"number", "date"})
@@ -171,6 +194,7 @@ def _same_answer(answers: list[str | None], values: list[list[Value]], embedder:
                 numbered_apart = marks[i] and marks[j] and marks[i] != marks[j]
                 same[i, j] = not numbered_apart and (
                     norm[i] == norm[j] or cos[at[i], at[j]] >= similarity or _contains(words[i], words[j])
+                    or _ends_with_phrase(norm[i], words[i], norm[j], words[j])
                     or abbreviates(answers[i], answers[j]) or abbreviates(answers[j], answers[i]))
             else:
                 same[i, j] = norm[i] == norm[j]
@@ -199,6 +223,15 @@ def _contains(x: set[str], y: set[str]) -> bool:
     player" and "Handball", "Crime drama" and "drama" (a narrower answer within a broader one). Not
     a sentence: "Harrow Vale" is within "the Kellin Institute of Harrow Vale is located in Dunmore"."""
     return bool(x and y) and max(len(x), len(y)) <= _SHORT_ANSWER and (x <= y or y <= x)
+
+
+def _ends_with_phrase(x: str, x_words: set[str], y: str, y_words: set[str]) -> bool:
+    """Whether a sentence answer (one of ``x``, ``y``: normalised own words) holds the other, a short
+    answer (:data:`_SHORT_ANSWER` content words at most), as its closing phrase: "became a member of the
+    Harrow Union" and "Harrow Union". Only at its end, where a sentence states what it answers."""
+    if len(x_words) < len(y_words):
+        x, x_words, y, y_words = y, y_words, x, x_words
+    return bool(y_words) and len(y_words) <= _SHORT_ANSWER < len(x_words) and (x == y or x.endswith(" " + y))
 
 
 def _own_words(answer: str, asked: set[str]) -> str:

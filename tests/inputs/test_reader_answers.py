@@ -183,6 +183,20 @@ def test_a_short_answer_within_a_sentence_that_names_its_subject_is_not_the_same
     assert None not in keys and keys[0] != keys[1]
 
 
+def test_a_sentence_that_closes_on_a_short_answer_gives_that_answer():
+    texts = ["Dalby sat for the Harrow Union from 1921.", "Harrow Union member.", "Dalby, a Green."]
+    keys = _keys(("A Tory by background, Dalby became a member of the Harrow Union", None), ("Harrow Union", None),
+                 ("Greens", None), texts=texts, question="Which party did Dalby belong to?")
+    assert None not in keys and keys[0] == keys[1] != keys[2]
+
+
+def test_a_sentence_that_names_a_short_answer_before_its_own_is_not_that_answer():
+    texts = ["Harrow Union, then the Tories.", "Harrow Union member."]
+    keys = _keys(("Dalby left the Harrow Union to join the Tory party", None), ("Harrow Union", None), texts=texts,
+                 question="Which party did Dalby belong to?")
+    assert None not in keys and keys[0] != keys[1]
+
+
 def test_a_value_written_in_a_sentence_that_answers_with_words_is_a_detail_not_the_answer():
     texts = ["Glass Harbour is a 1981 Danish crime thriller.", "The genre of Glass Harbour: a crime thriller."]
     keys = _keys(("Glass Harbour is a 1981 Danish crime thriller", None), ("a crime thriller", None), texts=texts,
@@ -199,3 +213,27 @@ def test_free_answers_told_apart_by_their_numbers_are_two_answers(a, b):
     keys = _keys((a, None), (b, None), texts=texts, question="Which war did the treaty end?")
     assert None not in keys and keys[0] != keys[1]
 
+
+
+def test_an_answer_that_only_repeats_what_the_question_asks_is_no_answer():
+    question = "What type of vessel served on Route 9?"
+    keys = _keys(("Vessel", None), ("Ferry", None), ("Type: ferry", None), question=question)
+    assert keys[0] is None and keys[1] is not None
+
+
+@pytest.mark.parametrize("question, answer", [
+    ("Who is the hero of Tom Thumb?", "Tom Thumb"),  # a name the question gives may be the answer
+    ("What was the profession of Ada Brill?", "Professor"),  # a stem in common is not the same word
+    ("Is the Pro plan's seat sold monthly or yearly?", "yearly"),  # the question offers its own words
+])
+def test_an_answer_in_the_questions_names_or_choices_is_an_answer(question, answer):
+    assert _keys((answer, None), question=question)[0] is not None
+
+
+def test_a_value_in_a_sentence_that_answers_where_is_a_detail():
+    texts = ["The Harrow Courier is printed weekly by Ann Lee, who bought it in 1990.",
+             "The Harrow Courier is printed weekly by Ann Lee."]
+    keys = _keys(("The Harrow Courier is printed weekly by Ann Lee, who bought it in 1990", None),
+                 ("The Harrow Courier is printed weekly by Ann Lee", None), texts=texts,
+                 question="Where is the Harrow Courier printed?")
+    assert None not in keys and keys[0] == keys[1]
