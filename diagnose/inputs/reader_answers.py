@@ -81,7 +81,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
     values: list[list[Value]] = []
     for i, (answer, text) in enumerate(zip(answers, texts)):
         written = extract_values(answer) if answer else []
-        own = [v for v in written if not any(restates(v, g) for g in given)]
+        own = [v for v in written if not any(restates(v, g) or _same_year(v, g) for g in given)]
         stated = _in_role(_stated_in(own, text, conditions_answer), kinds)
         if written and not stated:
             answers[i] = None
@@ -166,7 +166,19 @@ def _stated_in(values: list[Value], text: str, conditions_answer: bool = True) -
     if not values:
         return []
     found = [w for w in extract_values(text) if conditions_answer or not is_condition(text, w)]
-    return [v for v in values if any(_same_typed(v, w) for w in found)]
+    return [v for v in values if any(_same_typed(v, w) or _year_of(v, w) for w in found)]
+
+
+def _year_of(v: Value, w: Value) -> bool:
+    """Whether ``v``, a bare number written as a year, is the year of the date ``w``: "1530" is
+    stated by "(1530–1556)" or "27 May 1530", which the parser reads as dates."""
+    return _year_like(v) and w.kind == "date" and w.key.split(":", 1)[1][:4] == v.span.strip().zfill(4)
+
+
+def _same_year(a: Value, b: Value) -> bool:
+    """Whether ``a`` and ``b`` are one year, one written as a bare number and the other read as a date
+    of that year alone: the parser reads "1912" as either, by its context."""
+    return any(_year_of(x, y) and len(y.key.split(":", 1)[1]) == 4 for x, y in ((a, b), (b, a)))
 
 
 def _same_answer(answers: list[str | None], values: list[list[Value]], embedder: "Embedder",

@@ -237,3 +237,17 @@ def test_a_value_in_a_sentence_that_answers_where_is_a_detail():
                  ("The Harrow Courier is printed weekly by Ann Lee", None), texts=texts,
                  question="Where is the Harrow Courier printed?")
     assert None not in keys and keys[0] == keys[1]
+
+
+def test_a_year_is_stated_by_a_date_in_that_year():
+    texts = ["Alder Crane (1530–1556) was a Kentish weaver.", "Alder Crane, born 4 May 1612, a weaver.",
+             "Alder Crane was a weaver."]
+    keys = _keys(("1530", None), ("1612", None), ("1530", None), texts=texts, question="When was Alder Crane born?")
+    assert keys[0] is not None and keys[1] is not None and keys[0] != keys[1]
+    assert keys[2] is None  # not stated by its own document
+
+
+def test_a_year_the_question_names_is_no_answer_in_any_writing():
+    texts = ["The 1912 is a rowing club founded on 3 June 1912.", "The 1912 is a rowing club."]
+    keys = _keys(("The 1912 club", None), ("A rowing club", None), texts=texts, question='What is "The 1912"?')
+    assert keys[0] is None and keys[1] is not None
