@@ -175,6 +175,17 @@ def _year_of(v: Value, w: Value) -> bool:
     return _year_like(v) and w.kind == "date" and w.key.split(":", 1)[1][:4] == v.span.strip().zfill(4)
 
 
+def _in_year(a: Value, b: Value) -> bool:
+    """Whether ``a`` is a year alone (a bare number written as one, or a date of a year) and ``b`` a
+    date in it: "1555" and "6 July 1555" are one answer, the first only less precise."""
+    if b.kind != "date":
+        return False
+    if a.kind == "date":
+        year = a.key.split(":", 1)[1]
+        return len(year) == 4 and b.key.split(":", 1)[1][:4] == year
+    return _year_of(a, b)
+
+
 def _same_year(a: Value, b: Value) -> bool:
     """Whether ``a`` and ``b`` are one year, one written as a bare number and the other read as a date
     of that year alone: the parser reads "1912" as either, by its context."""
@@ -201,7 +212,8 @@ def _same_answer(answers: list[str | None], values: list[list[Value]], embedder:
             if not answers[i] or not answers[j]:
                 continue
             if values[i] and values[j]:
-                same[i, j] = any(_same_typed(a, b) for a in values[i] for b in values[j])
+                same[i, j] = any(_same_typed(a, b) or _in_year(a, b) or _in_year(b, a)
+                                 for a in values[i] for b in values[j])
             elif not values[i] and not values[j]:
                 numbered_apart = marks[i] and marks[j] and marks[i] != marks[j]
                 same[i, j] = not numbered_apart and (

@@ -251,3 +251,11 @@ def test_a_year_the_question_names_is_no_answer_in_any_writing():
     texts = ["The 1912 is a rowing club founded on 3 June 1912.", "The 1912 is a rowing club."]
     keys = _keys(("The 1912 club", None), ("A rowing club", None), texts=texts, question='What is "The 1912"?')
     assert keys[0] is None and keys[1] is not None
+
+
+@pytest.mark.parametrize("year", ["1555", "2031"])  # one the parser reads as a number, one as a date
+def test_a_year_and_a_date_in_it_are_one_answer(year):
+    texts = [f"Born in {year}.", f"Born on 6 July {year}.", "Born on 2 May 1577."]
+    keys = _keys((year, None), (f"6 July {year}", None), ("2 May 1577", None), texts=texts,
+                 question="When was Odo Brand born?")
+    assert None not in keys and keys[0] == keys[1] != keys[2]
