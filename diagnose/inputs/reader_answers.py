@@ -172,7 +172,7 @@ def _stated_in(values: list[Value], text: str, conditions_answer: bool = True) -
 def _year_of(v: Value, w: Value) -> bool:
     """Whether ``v``, a bare number written as a year, is the year of the date ``w``: "1530" is
     stated by "(1530–1556)" or "27 May 1530", which the parser reads as dates."""
-    return _year_like(v) and w.kind == "date" and w.key.split(":", 1)[1][:4] == v.span.strip().zfill(4)
+    return _year_like(v) and w.kind == "date" and _iso(w)[:4] == v.span.strip().zfill(4)
 
 
 def _in_year(a: Value, b: Value) -> bool:
@@ -181,15 +181,19 @@ def _in_year(a: Value, b: Value) -> bool:
     if b.kind != "date":
         return False
     if a.kind == "date":
-        year = a.key.split(":", 1)[1]
-        return len(year) == 4 and b.key.split(":", 1)[1][:4] == year
+        return len(_iso(a)) == 4 and _iso(b)[:4] == _iso(a)
     return _year_of(a, b)
 
 
 def _same_year(a: Value, b: Value) -> bool:
     """Whether ``a`` and ``b`` are one year, one written as a bare number and the other read as a date
     of that year alone: the parser reads "1912" as either, by its context."""
-    return any(_year_of(x, y) and len(y.key.split(":", 1)[1]) == 4 for x, y in ((a, b), (b, a)))
+    return any(_year_of(x, y) and len(_iso(y)) == 4 for x, y in ((a, b), (b, a)))
+
+
+def _iso(date: Value) -> str:
+    """A date value's ISO form as its key holds it: "1555", "1555-07-06", "--07-06" (no year)."""
+    return date.key.split(":", 1)[1]
 
 
 def _same_answer(answers: list[str | None], values: list[list[Value]], embedder: "Embedder",
