@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _overridden(settings: InputSettings, pairs: list[str], parser: argparse.ArgumentParser) -> InputSettings:
     """``settings`` with each ``NAME=VALUE`` of ``pairs`` applied, the value cast to the field's type."""
-    fields = {f.name: f for f in dataclasses.fields(settings)}
+    fields = {f.name for f in dataclasses.fields(settings)}
     changes = {}
     for pair in pairs:
         name, _, value = pair.partition("=")

@@ -75,12 +75,14 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
     conditions_answer = asks_condition(question)
     kinds = asked_value_kinds(question)
     asked = set(content_tokens(question))
-    echo = not _offers_choice(question)
-    answers = [None if states_nothing(r.answer) or _yes_or_no(r.answer) or echo and _echoes(r.answer, question)
-               else r.answer for r in readings]
+    # The question's own words outside its names, which no answer may only repeat (none when it offers choices).
+    asks_with = set() if _offers_choice(question) else set(normalise_text(predicate_text(question)).split())
+    answers = [None if states_nothing(r.answer) or _yes_or_no(r.answer) else r.answer for r in readings]
     values: list[list[Value]] = []
     for i, (answer, text) in enumerate(zip(answers, texts)):
         written = extract_values(answer) if answer else []
+        if answer and not written and _echoes(answer, asks_with):
+            answers[i] = answer = None
         own = [v for v in written if not any(restates(v, g) or _same_year(v, g) for g in given)]
         stated = _in_role(_stated_in(own, text, conditions_answer), kinds)
         if written and not stated:
@@ -123,16 +125,15 @@ def _offers_choice(question: str) -> bool:
     return _CHOICE.search(question) is not None
 
 
-def _echoes(answer: str | None, question: str) -> bool:
-    """Whether ``answer`` only repeats the question's own words outside its names (what it asks,
-    not whom: :func:`~diagnose.text.questions.predicate_text`), word for word: "Aircraft" for "What type
-    of aircraft flew Route 9?" names what is asked. A name the question gives may be the answer
-    ("Who is the hero of Tom Thumb?": "Tom Thumb"), and so may a word that only shares a stem with
-    the question's ("Professor" for a profession)."""
-    if not answer or extract_values(answer):
-        return False
+def _echoes(answer: str, asks_with: set[str]) -> bool:
+    """Whether ``answer``, written without a value, only repeats the question's own words outside
+    its names (``asks_with``: what it asks, not whom, normalised:
+    :func:`~diagnose.text.questions.predicate_text`), word for word: "Aircraft" for "What type of
+    aircraft flew Route 9?" names what is asked. A name the question gives may be the answer ("Who
+    is the hero of Tom Thumb?": "Tom Thumb"), and so may a word that only shares a stem with the
+    question's ("Professor" for a profession)."""
     words = {w for w in normalise_text(answer).split() if content_tokens(w)}
-    return bool(words) and words <= set(normalise_text(predicate_text(question)).split())
+    return bool(words) and words <= asks_with
 
 
 _BARE_KINDS = frozenset({"number", "date"})
@@ -259,7 +260,7 @@ def _ends_with_phrase(x: str, x_words: set[str], y: str, y_words: set[str]) -> b
     Harrow Union" and "Harrow Union". Only at its end, where a sentence states what it answers."""
     if len(x_words) < len(y_words):
         x, x_words, y, y_words = y, y_words, x, x_words
-    return bool(y_words) and len(y_words) <= _SHORT_ANSWER < len(x_words) and (x == y or x.endswith(" " + y))
+    return bool(y_words) and len(y_words) <= _SHORT_ANSWER < len(x_words) and x.endswith(" " + y)
 
 
 def _own_words(answer: str, asked: set[str]) -> str:

@@ -214,7 +214,6 @@ def test_free_answers_told_apart_by_their_numbers_are_two_answers(a, b):
     assert None not in keys and keys[0] != keys[1]
 
 
-
 def test_an_answer_that_only_repeats_what_the_question_asks_is_no_answer():
     question = "What type of vessel served on Route 9?"
     keys = _keys(("Vessel", None), ("Ferry", None), ("Type: ferry", None), question=question)
