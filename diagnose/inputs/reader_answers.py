@@ -308,10 +308,11 @@ def _same_thing(abouts: list[str | None], embedder: "Embedder", similarity: floa
 
 
 def _name_and_kind(about: str | None) -> tuple[str, str] | None:
-    """("Jaguar", "sports team") from "Jaguar, a sports team"; None without a kind."""
+    """("Jaguar", "sports team") from "Jaguar, a sports team"; None without a kind. What follows
+    another comma is detail, not the kind ("Jaguar, a sports team, founded by … in …")."""
     if not about or "," not in about:
         return None
-    name, kind = (part.strip() for part in about.split(",", 1))
+    name, kind = (part.strip() for part in about.split(",", 2)[:2])
     kind = re.sub(r"^(?:an?|the)\s+", "", kind, flags=re.IGNORECASE)
     return (name, kind) if name and kind else None
 

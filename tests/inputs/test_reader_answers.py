@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from diagnose.inputs.answers import NO, YES
-from diagnose.inputs.reader_answers import reader_answers
+from diagnose.inputs.reader_answers import _name_and_kind, reader_answers
 from diagnose.inputs.settings import InputSettings
 from diagnose.reader.readings import DocumentReading
 from tests.fakes import WordEmbedder
@@ -87,6 +87,12 @@ def test_two_things_of_one_name_never_share_a_key_because_a_value_matches():
 def test_two_things_of_one_name_that_answer_in_the_same_words_give_one_answer():
     keys = _keys(("Basketball", "Quokka, a club in Perth"), ("Basketball", "Quokka, a video game console"))
     assert keys[0] == keys[1] is not None
+
+
+def test_detail_after_the_kind_is_not_part_of_the_kind():
+    assert _name_and_kind("Quokka, a video game console, sold by Vell Corp of Osaka") == ("Quokka", "video game console")
+    assert _name_and_kind("Quokka, a video game console") == ("Quokka", "video game console")
+    assert _name_and_kind("Quokka") is None
 
 
 def test_descriptions_of_one_thing_at_two_granularities_are_not_two_things():
