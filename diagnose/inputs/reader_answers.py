@@ -21,7 +21,8 @@ tier's signals are features beside them, not the other way round:
   "3 g" equals "3,000 mg", "EUR 180" equals "180 euros", "6 caplets (3,000 mg)" equals "3 g";
   a value the question itself states is a condition, not an answer: "in 24 hours" joins nothing);
   a free-text answer with equal normalised text or an embedding cosine of at least
-  ``read_answer_similarity``, or one short answer within another or closing a sentence;
+  ``read_answer_similarity``, or one short answer within another or closing a sentence, or a
+  sentence answer that another one opens and goes on from;
 - two documents whose readings say they are about two things of one name (their ``about``
   readings share a word but are otherwise unlike: a cosine under ``reader_entity_similarity``)
   never share a key because a typed value matches: a team and a console named alike that
@@ -224,6 +225,7 @@ def _same_answer(answers: list[str | None], values: list[list[Value]], embedder:
                 same[i, j] = not numbered_apart and (
                     norm[i] == norm[j] or cos[at[i], at[j]] >= similarity or _contains(words[i], words[j])
                     or _ends_with_phrase(norm[i], words[i], norm[j], words[j])
+                    or _goes_on_from(norm[i], words[i], norm[j], words[j])
                     or abbreviates(answers[i], answers[j]) or abbreviates(answers[j], answers[i]))
             else:
                 same[i, j] = norm[i] == norm[j]
@@ -261,6 +263,16 @@ def _ends_with_phrase(x: str, x_words: set[str], y: str, y_words: set[str]) -> b
     if len(x_words) < len(y_words):
         x, x_words, y, y_words = y, y_words, x, x_words
     return bool(y_words) and len(y_words) <= _SHORT_ANSWER < len(x_words) and x.endswith(" " + y)
+
+
+def _goes_on_from(x: str, x_words: set[str], y: str, y_words: set[str]) -> bool:
+    """Whether one sentence answer (more than :data:`_SHORT_ANSWER` content words; ``x``, ``y``:
+    normalised own words) is the other's opening: "is printed weekly by the Dunmore Press" and
+    "is printed weekly by the Dunmore Press, which bought it in 1990" state one thing, the second
+    with more detail (a reply cut short or run on)."""
+    if len(x) > len(y):
+        x, x_words, y, y_words = y, y_words, x, x_words
+    return len(x_words) > _SHORT_ANSWER and y.startswith(x + " ")
 
 
 def _own_words(answer: str, asked: set[str]) -> str:

@@ -196,6 +196,14 @@ def test_a_sentence_that_closes_on_a_short_answer_gives_that_answer():
     assert None not in keys and keys[0] == keys[1] != keys[2]
 
 
+def test_a_sentence_answer_that_goes_on_with_more_detail_is_the_same_answer():
+    question = "How is the Dunmore Ledger printed?"
+    short = "The Dunmore Ledger is printed weekly by the Harrow Vale Press"
+    keys = _keys((short, None), (short + ", which bought it from its founders in 1990", None),
+                 ("The Dunmore Ledger is printed daily by the Kellin Print Works", None), question=question)
+    assert keys[0] == keys[1] != keys[2]
+
+
 def test_a_sentence_that_names_a_short_answer_before_its_own_is_not_that_answer():
     texts = ["Harrow Union, then the Tories.", "Harrow Union member."]
     keys = _keys(("Dalby left the Harrow Union to join the Tory party", None), ("Harrow Union", None), texts=texts,
