@@ -19,7 +19,9 @@ tier's signals are features beside them, not the other way round:
   two answers with a stated typed value in common are one answer
   (:func:`~diagnose.text.values.extract_values` and :func:`~diagnose.text.compare.same_value`:
   "3 g" equals "3,000 mg", "EUR 180" equals "180 euros", "6 caplets (3,000 mg)" equals "3 g";
-  a value the question itself states is a condition, not an answer: "in 24 hours" joins nothing);
+  a value the question itself states is a condition, not an answer: "in 24 hours" joins nothing,
+  but a number in a name it gives may be one: "500 laps" for "the Harrow 500 race", which the
+  static tier, picking values from texts that repeat the name, still treats as the question's);
   a free-text answer with equal normalised text or an embedding cosine of at least
   ``read_answer_similarity``, or one short answer within another or closing a sentence, or a
   sentence answer that another one opens and goes on from;
@@ -50,7 +52,7 @@ from diagnose.text.conditions import asks_condition, is_condition
 from diagnose.text.names import abbreviates
 from diagnose.text.normalise import normalise_text
 from diagnose.text.numerals import number_marks
-from diagnose.text.questions import asked_value_kinds, predicate_text
+from diagnose.text.questions import asked_value_kinds, predicate_text, stated_values
 from diagnose.text.sentences import content_tokens
 from diagnose.text.value_types import Value
 from diagnose.text.values import extract_values
@@ -72,7 +74,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
     are the documents it read, ``question`` what it was asked."""
     if yes_no:
         return [_stance(r, c) for r, c in zip(readings, claims)]
-    given = extract_values(question)
+    given = stated_values(question)
     conditions_answer = asks_condition(question)
     kinds = asked_value_kinds(question)
     asked = set(content_tokens(question))

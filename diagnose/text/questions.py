@@ -8,9 +8,13 @@ endings in Japanese; a question word or an "X or Y" alternative makes it open.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from diagnose.text.roles import asked_rate
 from diagnose.text.sentences import HAN, KANA
+
+if TYPE_CHECKING:
+    from diagnose.text.value_types import Value
 
 # --------------------------------------------------------------------------- #
 # Is the question answered by yes or no?
@@ -234,6 +238,25 @@ def predicate_text(question: str) -> str:
 
 _NAME_WORD = re.compile(r"[A-Z][A-Za-z0-9'’.&-]*")
 _NAME_RUN = re.compile(r"(?<![A-Za-z0-9'’.&-])[A-Z][A-Za-z0-9'’.&-]*")
+
+
+def stated_values(question: str) -> list["Value"]:
+    """The typed values the question states itself (its conditions: "in 24 hours", "orders over
+    $50"), except a bare number that is part of a name, written right after a capitalised word
+    ("the Harrow 500 race", "Flight 31"): it names the subject, so an answer may hold the same
+    number ("500 laps")."""
+    from diagnose.text.values import extract_values
+
+    return [v for v in extract_values(question) if not (v.kind == "number" and _after_name(question, v.start))]
+
+
+def _after_name(question: str, at: int) -> bool:
+    """Whether a capitalised word other than the question's first stands right before ``at``."""
+    m = _NAME_BEFORE.search(question, 0, at)
+    return m is not None and question[:m.start()].strip() != ""
+
+
+_NAME_BEFORE = re.compile(r"(?<![A-Za-z0-9'’.&-])[A-Z][A-Za-z0-9'’.&-]* $")
 
 
 def subject_text(question: str) -> str:

@@ -58,6 +58,11 @@ def test_a_value_the_question_states_joins_nothing():
     assert keys[0] != keys[1] and None not in keys
 
 
+def test_a_number_in_a_name_the_question_gives_can_be_an_answer():
+    keys = _keys(("500 laps", None), ("520 laps", None), question="How many laps is the Harrow 500 race?")
+    assert keys[0] is not None and keys[1] is not None and keys[0] != keys[1]
+
+
 def test_a_value_its_document_states_only_as_a_condition_is_no_answer_unless_a_bound_is_asked():
     texts = ["Standard shipping costs $5.99. Orders over $50 ship free.", "Standard delivery is $5.99."]
     readings = (("$50", None), ("$5.99", None))

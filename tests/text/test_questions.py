@@ -1,6 +1,6 @@
 import pytest
 
-from diagnose.text.questions import is_yes_no_question
+from diagnose.text.questions import is_yes_no_question, stated_values
 
 
 @pytest.mark.parametrize(
@@ -92,3 +92,14 @@ def test_predicate_text_drops_the_capitalised_subject():
 def test_units_of_the_values_a_question_states_are_conditions_not_dimensions():
     assert asked_dimensions("What is the maximum amount an adult may take in 24 hours?") == set()
     assert asked_dimensions("How many hours does the 2 kg battery last?") == {"[time]"}
+
+
+@pytest.mark.parametrize("question, stated", [
+    ("How many laps is the Harrow 500 race?", []),  # a number in a name names the subject
+    ("When did Flight 31 land in Dunmore?", []),
+    ("How many orders over $50 ship free in 24 hours?", ["$50", "24 hours"]),
+    ("What was the fare in 1931?", ["1931"]),
+    ("How far is it to mile 12 of the Kellin trail?", ["12"]),
+])
+def test_stated_values_are_the_questions_own_values_outside_names(question, stated):
+    assert [v.span for v in stated_values(question)] == stated
