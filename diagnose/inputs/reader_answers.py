@@ -47,8 +47,8 @@ import numpy as np
 from diagnose.inputs.answers import NO, YES, DocAnswer, restates
 from diagnose.inputs.claims import Claim
 from diagnose.reader.prompt import states_nothing
-from diagnose.text.compare import same_value
-from diagnose.text.conditions import asks_condition, is_condition
+from diagnose.text.compare import range_end, same_value
+from diagnose.text.conditions import asks_bound, asks_condition, is_condition
 from diagnose.text.names import abbreviates
 from diagnose.text.normalise import normalise_text
 from diagnose.text.numerals import number_marks
@@ -75,7 +75,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
     if yes_no:
         return [_stance(r, c) for r, c in zip(readings, claims)]
     given = stated_values(question)
-    conditions_answer = asks_condition(question)
+    conditions_answer, bound_asked = asks_condition(question), asks_bound(question)
     kinds = asked_value_kinds(question)
     asked = set(content_tokens(question))
     # The question's own words outside its names, which no answer may only repeat (none when it offers choices).
@@ -87,7 +87,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
         if answer and not written and _echoes(answer, asks_with):
             answers[i] = answer = None
         own = [v for v in written if not any(restates(v, g) or _same_year(v, g) for g in given)]
-        stated = _in_role(_stated_in(own, text, conditions_answer), kinds)
+        stated = _in_role(_stated_in(own, text, conditions_answer, bound_asked), kinds)
         if written and not stated:
             answers[i] = None
         values.append([] if not kinds and _incidental(answer, written, asked) else stated)
@@ -161,16 +161,20 @@ def _year_like(v: Value) -> bool:
     return v.kind == "number" and re.fullmatch(r"\d{3,4}", v.span.strip()) is not None
 
 
-def _stated_in(values: list[Value], text: str, conditions_answer: bool = True) -> list[Value]:
+def _stated_in(values: list[Value], text: str, conditions_answer: bool = True,
+               bound_asked: bool = False) -> list[Value]:
     """Those of ``values`` that the document states, in any unit or writing. Not an end of a
-    range: a reader that answers "264 V" from "85 V to 264 V" has read half an answer. Nor,
-    unless ``conditions_answer`` (the question asks for a bound or an age), a value the document
-    states only as a condition (:func:`diagnose.text.conditions.is_condition`): "$50" read from
-    "orders over $50 ship free" for the price of shipping."""
+    range, unless the question asks for a bound (``bound_asked``: "the maximum operating
+    temperature" is the top of "-40 °C to 85 °C"): otherwise a reader that answers "264 V" from
+    "85 V to 264 V" has read half an answer. Nor, unless ``conditions_answer`` (the question asks
+    for a bound or an age), a value the document states only as a condition
+    (:func:`diagnose.text.conditions.is_condition`): "$50" read from "orders over $50 ship free" for
+    the price of shipping."""
     if not values:
         return []
     found = [w for w in extract_values(text) if conditions_answer or not is_condition(text, w)]
-    return [v for v in values if any(_same_typed(v, w) or _year_of(v, w) for w in found)]
+    return [v for v in values
+            if any(_same_typed(v, w) or _year_of(v, w) or (bound_asked and range_end(v, w)) for w in found)]
 
 
 def _year_of(v: Value, w: Value) -> bool:

@@ -13,7 +13,7 @@ from diagnose.text.identifiers import version_key
 from diagnose.text.value_classes import compared_dimension
 from diagnose.text.value_types import Value
 
-__all__ = ["comparable", "same_value"]
+__all__ = ["comparable", "range_end", "same_value"]
 
 
 
@@ -23,6 +23,14 @@ def _range_ends(key: str) -> tuple[float, float] | None:
         return float(lo), float(hi)
     except ValueError:
         return None
+
+
+def range_end(v: Value, r: Value) -> bool:
+    """Whether the quantity ``v`` is one end of the range ``r`` ("85 °C" of "-40 °C to 85 °C"; both
+    kept in base units)."""
+    ends = _range_ends(r.key) if r.kind == "range" else None
+    return (ends is not None and v.kind == "quantity" and v.magnitude is not None
+            and v.key.split(":")[1] == r.key.split(":")[1] and any(_close(v.magnitude, end) for end in ends))
 
 
 def _close(x: float, y: float) -> bool:

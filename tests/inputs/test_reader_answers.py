@@ -83,6 +83,13 @@ def test_an_end_of_a_range_is_half_an_answer():
     assert _keys(("264 V", None), ("85-264 VAC", None), texts=texts)[0] is None
 
 
+def test_an_end_of_a_range_answers_a_question_that_asks_for_that_bound():
+    texts = ["Rated for -20 °C to 60 °C.", "Maximum operating temperature: 60 °C.", "Runs from 0 °C to 45 °C."]
+    keys = _keys(("60 °C", None), ("60 °C", None), ("45 °C", None), texts=texts,
+                 question="What is the maximum operating temperature of the Kellin K2 logger?")
+    assert keys[0] == keys[1] is not None and keys[2] not in (None, keys[0])
+
+
 def test_two_things_of_one_name_never_share_a_key_because_a_value_matches():
     keys = _keys(("1993", "Quokka, an American football team"), ("1993", "Quokka, a video game console"),
                  ("1993", "Quokka, an American football team"))

@@ -8,6 +8,7 @@ import pytest
 
 from diagnose.text import Value, comparable, extract_values, normalise_text, same_value
 from diagnose.text import dates as dates_module
+from diagnose.text.compare import range_end
 from diagnose.text.value_classes import value_class
 
 
@@ -458,3 +459,10 @@ def test_an_amount_of_money_states_the_rate_written_with_it_as_an_amount_states_
     assert same_value(one(amount), one(rate)) and same_value(one(rate), one(amount))
     assert not comparable(one(amount), one(rate))  # still a rate apart: it contradicts no amount
     assert not same_value(one("$30"), one("$24/month")) and not same_value(one("$288"), one("$24/month"))
+
+
+def test_a_quantity_is_an_end_of_a_range_in_any_unit_of_its_dimension():
+    (r,) = extract_values("from 500 mg to 4 g")
+    assert range_end(extract_values("4,000 mg")[0], r) and range_end(extract_values("0.5 g")[0], r)
+    assert not range_end(extract_values("2 g")[0], r)
+    assert not range_end(extract_values("4 m")[0], r)
