@@ -269,7 +269,10 @@ def subject_text(question: str) -> str:
                     if not (first and m.start() < first.end()))
 
 
-_PERCENT_CUES = re.compile(r"\b(?:percent|percentage|share|rate|pourcentage|taux)\b|%|比例|百分比|比率|割合|パーセント", re.I)
+_PERCENT_CUES = re.compile(r"\b(?:percent|percentage|share|pourcentage)\b|%|比例|百分比|比率|割合|パーセント", re.I)
+# A rate is a share or an amount per span of time: "the interest rate" (4.5%), "the rate limit"
+# (600 requests a minute), "the refresh rate" (120 Hz).
+_RATE_CUES = re.compile(r"\b(?:rate|rates|taux)\b|速率|レート", re.I)
 _MONEY_CUES = re.compile(
     r"\b(?:price|prices|cost|costs|fee|fees|charge|charges|revenue|salary|prix|tarif|coût|montant)\b|"
     r"价格|价钱|费用|多少钱|金额|收入|料金|値段|価格|費用|金額", re.I,
@@ -285,9 +288,10 @@ PER_TIME = "per [time]"
 
 def asked_dimensions(question: str) -> frozenset[str]:
     """What the question's own words say the answer is measured in: the dimensions of the
-    unit words it names ("how many *weeks*" → ``[time]``), ``percent`` for a share or rate,
-    ``money`` for a price or cost, and :data:`PER_TIME` for an amount per span of time
-    ("the maximum *daily* dose", :func:`diagnose.text.roles.asked_rate`); empty when it names none.
+    unit words it names ("how many *weeks*" → ``[time]``), ``percent`` for a share, ``money`` for a
+    price or cost, :data:`PER_TIME` for an amount per span of time ("the maximum *daily* dose",
+    :func:`diagnose.text.roles.asked_rate`), both ``percent`` and :data:`PER_TIME` for a rate (a
+    share or an amount per time); empty when it names none.
 
     A unit that belongs to a value the question states ("the 500 mg caplet", "in 24 hours")
     names the subject or a condition, not what is measured: it is left out."""
@@ -310,6 +314,8 @@ def asked_dimensions(question: str) -> frozenset[str]:
         out.add("[mass]")
     if _PERCENT_CUES.search(question):
         out.add("percent")
+    if _RATE_CUES.search(question):
+        out |= {"percent", PER_TIME}
     if _MONEY_CUES.search(question):
         out.add("money")
     if per_time:

@@ -8,6 +8,7 @@ from diagnose.inputs.answers import (
 )
 from diagnose.inputs.claims import Claim
 from diagnose.inputs.conflict import PairEvidence
+from diagnose.text.questions import asked_dimensions, asked_value_kinds
 from diagnose.text.sentences import Sentence, content_tokens
 from diagnose.text.values import extract_values
 
@@ -130,6 +131,14 @@ def test_the_question_words_beside_a_value_tell_its_role():
     claims = [[_claim(0, "Boarding opens 40 minutes early; the gate then closes 15 minutes before departure.")]]
     found = value_answers(claims, None, content_tokens("When does boarding close before departure"), 0.2, 0.05)
     assert found[0].span == "15 minutes"
+
+
+def test_a_rate_is_answered_by_an_amount_per_time_not_by_a_share_beside_it():
+    question = "What is the rate limit of the Kellin API?"
+    claims = [[_claim(0, "The Kellin API has 99.9% uptime and a rate limit of 600 requests per minute.")]]
+    found = value_answers(claims, asked_value_kinds(question), content_tokens("rate limit"), 0.2, 0.05,
+                          dimensions=asked_dimensions(question))
+    assert found[0].span == "600 requests per minute"
 
 
 def test_a_lone_value_yields_to_the_shared_one_its_document_also_states():

@@ -67,6 +67,8 @@ def test_asked_value_kinds(question, kinds):
         ("How much does the stroller weigh?", {"[mass]"}),
         ("What is the maximum upload size in MB?", {"[information]"}),
         ("Who signed the lease?", set()),
+        ("What is the rate limit of the Kellin API?", {"percent", PER_TIME}),  # a share or an amount per time
+        ("What is the interest rate on the Harrow saver account?", {"percent", PER_TIME}),
     ],
 )
 def test_asked_dimensions(question, dimensions):
