@@ -84,7 +84,7 @@ _UNIT_WORDS = frozenset({"second", "seconde", "segundo", "secondo", "sekunde"})
 _MONTH_WORDS = frozenset({"sept", "dez"})  # number words that are also month abbreviations
 #: Number words of one language that are everyday words of another ("due" to, an "elf"):
 #: never read as numbers when the language was only guessed from the number words.
-_FALSE_FRIENDS = frozenset({"due", "elf", "sei", "tree", "nove", "otto", "tien"})
+_FALSE_FRIENDS = frozenset({"due", "elf", "sei", "tree", "nove", "otto", "tien", "once", "doses"})
 
 
 def _covered(found) -> int:
@@ -110,8 +110,10 @@ class _Token:
 def spelled_numbers(mapped: Mapped) -> tuple[Mapped, frozenset[int]]:
     """Spelled-out numbers → digits ("sixty" → 60, "quatorze" → 14), by text2num.
 
-    Returns the rewrite and the positions (in it) of numbers that came from a
-    lone "one"/"un"/"une": those count only when a unit follows ("one hour")."""
+    A text whose function words name its language is read in that language alone ("Are 3 doses
+    enough?" holds no English number word, though Spanish reads "doses" as 2). Returns the rewrite
+    and the positions (in it) of numbers that came from a lone "one"/"un"/"une": those count only
+    when a unit follows ("one hour")."""
     text = mapped.text
     lang = guess_language(text)
     if lang is None:
@@ -119,7 +121,7 @@ def spelled_numbers(mapped: Mapped) -> tuple[Mapped, frozenset[int]]:
     tokens = [_Token(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
     try:
         found = find_numbers(tokens, lang, 0) if lang else []
-        if not found:  # the language whose number words cover most of the text, English first on ties
+        if lang == "":  # no function word: the language whose number words cover most of the text, English first on ties
             found = max((find_numbers(tokens, other, 0) for other in LANGUAGE_WORDS if other != lang), key=_covered)
             found = [o for o in found if not (o.end - o.start == 1 and tokens[o.start].t.lower() in _FALSE_FRIENDS)]
     except Exception:  # text2num is a native extension: never let it break extraction

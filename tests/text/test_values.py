@@ -466,3 +466,14 @@ def test_a_quantity_is_an_end_of_a_range_in_any_unit_of_its_dimension():
     assert range_end(extract_values("4,000 mg")[0], r) and range_end(extract_values("0.5 g")[0], r)
     assert not range_end(extract_values("2 g")[0], r)
     assert not range_end(extract_values("4 m")[0], r)
+
+
+@pytest.mark.parametrize("text, spans", [
+    ("The dose is 4 g once daily.", ["4 g"]),  # Spanish "once" is 11
+    ("Are 3 doses enough for the course?", ["3"]),  # Spanish reads "doses" as 2
+    ("Take it once a day.", []),
+    ("Nine doses were given.", ["Nine"]),
+    ("Délai : quatorze jours.", ["quatorze jours"]),  # no function word: the number words decide
+])
+def test_number_words_are_read_in_the_texts_own_language(text, spans):
+    assert [v.span for v in extract_values(text)] == spans
