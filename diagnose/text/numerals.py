@@ -120,9 +120,10 @@ def spelled_numbers(mapped: Mapped) -> tuple[Mapped, frozenset[int]]:
         return mapped, frozenset()
     tokens = [_Token(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
     try:
-        found = find_numbers(tokens, lang, 0) if lang else []
-        if lang == "":  # no function word: the language whose number words cover most of the text, English first on ties
-            found = max((find_numbers(tokens, other, 0) for other in LANGUAGE_WORDS if other != lang), key=_covered)
+        if lang:
+            found = find_numbers(tokens, lang, 0)
+        else:  # no function word: the language whose number words cover most of the text, English first on ties
+            found = max((find_numbers(tokens, other, 0) for other in LANGUAGE_WORDS), key=_covered)
             found = [o for o in found if not (o.end - o.start == 1 and tokens[o.start].t.lower() in _FALSE_FRIENDS)]
     except Exception:  # text2num is a native extension: never let it break extraction
         return mapped, frozenset()
