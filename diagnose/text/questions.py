@@ -256,7 +256,7 @@ def _after_name(question: str, at: int) -> bool:
     return m is not None and question[:m.start()].strip() != ""
 
 
-_NAME_BEFORE = re.compile(r"(?<![A-Za-z0-9'’.&-])[A-Z][A-Za-z0-9'’.&-]* $")
+_NAME_BEFORE = re.compile(_NAME_RUN.pattern + " $")  # a name word, then the one space before ``at``
 
 
 def subject_text(question: str) -> str:
