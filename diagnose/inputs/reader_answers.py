@@ -15,7 +15,10 @@ tier's signals are features beside them, not the other way round:
   own (its prompt's example, a number from the question) instead of "not stated", nor one its
   document states only as a condition ("orders over $50") when the question asks for none, nor one
   whose only values are bare figures of a kind the question does not ask for ("Contents, 23" for
-  "When does it close?"). Otherwise
+  "When does it close?"). A value its document writes only in table cells that the question's
+  subject leaves out (another plan's column) stands for the one in the cell the subject names
+  in that row ("$49" read from the Enterprise column, for the Pro plan: the Pro cell's "$19").
+  Otherwise
   two answers with a stated typed value in common are one answer
   (:func:`~diagnose.text.values.extract_values` and :func:`~diagnose.text.compare.same_value`:
   "3 g" equals "3,000 mg", "EUR 180" equals "180 euros", "6 caplets (3,000 mg)" equals "3 g";
@@ -52,8 +55,9 @@ from diagnose.text.conditions import asks_bound, asks_condition, is_condition
 from diagnose.text.names import abbreviates
 from diagnose.text.normalise import normalise_text
 from diagnose.text.numerals import number_marks
-from diagnose.text.questions import asked_value_kinds, predicate_text, stated_values
+from diagnose.text.questions import asked_value_kinds, predicate_text, stated_values, subject_text
 from diagnose.text.sentences import content_tokens
+from diagnose.text.tables import named_cell, names_cell, table_cell
 from diagnose.text.value_types import Value
 from diagnose.text.values import extract_values
 
@@ -78,6 +82,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
     conditions_answer, bound_asked = asks_condition(question), asks_bound(question)
     kinds = asked_value_kinds(question)
     asked = set(content_tokens(question))
+    subject = content_tokens(subject_text(question))
     # The question's own words outside its names, which no answer may only repeat (none when it offers choices).
     asks_with = set() if _offers_choice(question) else set(normalise_text(predicate_text(question)).split())
     answers = [None if states_nothing(r.answer) or _yes_or_no(r.answer) else r.answer for r in readings]
@@ -87,6 +92,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
         if answer and not written and _echoes(answer, asks_with):
             answers[i] = answer = None
         own = [v for v in written if not any(restates(v, g) or _same_year(v, g) for g in given)]
+        own = [x for x in (_in_named_cell(v, text, subject) for v in own) if x is not None]
         stated = _in_role(_stated_in(own, text, conditions_answer, bound_asked), kinds)
         if written and not stated:
             answers[i] = None
@@ -175,6 +181,20 @@ def _stated_in(values: list[Value], text: str, conditions_answer: bool = True,
     found = [w for w in extract_values(text) if conditions_answer or not is_condition(text, w)]
     return [v for v in values
             if any(_same_typed(v, w) or _year_of(v, w) or (bound_asked and range_end(v, w)) for w in found)]
+
+
+def _in_named_cell(v: Value, text: str, subject: list[str]) -> Value | None:
+    """``v``, or, where its document writes it only in table cells that the question's subject
+    leaves out (another plan's column, another model's row), the value of its kind in the cell
+    the subject names in their stead (:func:`diagnose.text.tables.named_cell`): a reader that
+    answers "$49" from the Enterprise column for the Pro plan read the right row under the wrong
+    column. None when that cell holds no one such value."""
+    where = [table_cell(text, w.start) for w in extract_values(text) if _same_typed(v, w)]
+    if not where or any(cell is None or names_cell(subject, cell) for cell in where):
+        return v
+    named = named_cell(subject, where[0])
+    found = [w for w in extract_values(named or "") if w.kind == v.kind and w.dimension == v.dimension]
+    return found[0] if len(found) == 1 else None
 
 
 def _year_of(v: Value, w: Value) -> bool:

@@ -7,7 +7,8 @@ header when none of its cells holds a digit (a row of data is no header); a
 tell what it is are the row's first cell ("PSU-250-24", "Pro plan") and the
 column's header ("Input (AC)", "Maximum"), not the cell to its left, which
 belongs to another column (:func:`table_cell`). When a question's subject names some columns
-("Basic | *Pro* | Enterprise") or rows, only their cells answer it (:func:`names_cell`).
+("Basic | *Pro* | Enterprise") or rows, only their cells answer it (:func:`names_cell`), and a
+value read from another cell stands for the named cell of its row or column (:func:`named_cell`).
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ class Cell:
     """Every column's header (empty without a header row)."""
     row_labels: tuple[str, ...]
     """Every data row's first cell."""
+    rows: tuple[tuple[str, ...], ...] = ()
+    """Every data row's cells, as written and stripped."""
 
     @property
     def labels(self) -> str:
@@ -97,7 +100,7 @@ def table_cell(text: str, position: int) -> Cell | None:
     headers = tuple(_texts(header)) if header is not None else ()
     if len(headers) == len(cells) - 1:
         headers = ("",) + headers  # "Basic | Pro" over "Price | $9 | $19": no header over the row labels
-    rows = _block_rows(text, block_start)[1 if header is not None else 0:]
+    rows = tuple(tuple(_texts(row)) for row in _block_rows(text, block_start)[1 if header is not None else 0:])
     own = _texts(line)
     return Cell(
         column=column,
@@ -105,7 +108,8 @@ def table_cell(text: str, position: int) -> Cell | None:
         header=headers[column] if column < len(headers) else "",
         row_label=own[0] if column > 0 else "",
         headers=headers,
-        row_labels=tuple(_texts(row)[0] for row in rows),
+        row_labels=tuple(row[0] for row in rows),
+        rows=rows,
     )
 
 
@@ -118,6 +122,21 @@ def names_cell(tokens: list[str], cell: Cell) -> bool:
     rows = [label for label in cell.row_labels if overlap(tokens, label) > 0]
     return (not columns or cell.column in columns) and (not rows or cell.row_label in rows or
                                                         cell.column == 0 and cell.text in rows)
+
+
+def named_cell(tokens: list[str], cell: Cell) -> str | None:
+    """The text of the cell that ``tokens`` (a question's subject) name in place of ``cell``, one
+    they leave out (:func:`names_cell`): in its row, the one column they name ("Hobby | Pro |
+    Enterprise": a value read from the Enterprise column, the Pro one's); in its column, the one
+    row they name. None when ``cell`` answers, or they name no single such cell."""
+    if names_cell(tokens, cell):
+        return None
+    columns = [k for k, h in enumerate(cell.headers) if k > 0 and overlap(tokens, h) > 0] or [cell.column]
+    rows = [row for row in cell.rows if overlap(tokens, row[0]) > 0] or [
+        row for row in cell.rows if cell.column > 0 and row[0] == cell.row_label]
+    if len(columns) != 1 or len(rows) != 1 or columns[0] >= len(rows[0]):
+        return None
+    return rows[0][columns[0]]
 
 
 def cell_context(text: str, position: int) -> str | None:

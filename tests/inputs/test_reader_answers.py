@@ -284,3 +284,14 @@ def test_a_year_and_a_date_in_it_are_one_answer(year):
     keys = _keys((year, None), (f"6 July {year}", None), ("2 May 1577", None), texts=texts,
                  question="When was Odo Brand born?")
     assert None not in keys and keys[0] == keys[1] != keys[2]
+
+
+def test_a_value_read_from_a_column_the_question_leaves_out_stands_for_the_named_columns_value():
+    table = "| Limit | Free | Team | Business |\n|---|---|---|---|\n| Storage per user | 2 GB | 20 GB | 100 GB |\n"
+    texts = [table, "Team workspaces get 20 GB of storage for each user.", "On Team, storage is 20,480 MB a user."]
+    keys = _keys(("100 GB", None), ("20 GB", None), ("20480 MB", None), texts=texts,
+                 question="How much storage does each user get on the Team plan?")
+    assert keys[0] == keys[1] == keys[2] is not None
+    # without a plan named, the Business column answers as well as any other
+    assert len(set(_keys(("100 GB", None), ("20 GB", None), texts=texts[:2],
+                         question="How much storage does each user get?"))) == 2

@@ -1,7 +1,7 @@
 import pytest
 
 from diagnose.text.sentences import content_tokens
-from diagnose.text.tables import cell_context, names_cell, table_cell, table_row
+from diagnose.text.tables import cell_context, named_cell, names_cell, table_cell, table_row
 
 SUPPLIES = ("Power supplies: quick selection\n"
             "Model | Output | Input (AC) | Size (mm)\n"
@@ -71,3 +71,12 @@ def test_the_row_a_subject_names_is_the_one_that_answers():
     text = "Model | Output\nNomad | 12 V\nRanger | 24 V\n"
     assert not names_cell(content_tokens("Ranger"), table_cell(text, text.index("12 V")))
     assert names_cell(content_tokens("Ranger"), table_cell(text, text.index("24 V")))
+
+
+def test_a_cell_the_subject_leaves_out_stands_for_the_named_cell_of_its_row_or_column():
+    pro = content_tokens("Pro")
+    assert [named_cell(pro, table_cell(PLANS, PLANS.index(p))) for p in ("$9", "$49", "50 |")] == ["$19", "$19", "5"]
+    assert named_cell(pro, table_cell(PLANS, PLANS.index("$19"))) is None  # it answers itself
+    assert named_cell(content_tokens("PSU-300-12"), table_cell(SUPPLIES, SUPPLIES.index("100 ~"))) == "90 ~ 264 Vac"
+    both = content_tokens("Basic Pro")  # two columns named: no single cell stands in
+    assert named_cell(both, table_cell(PLANS, PLANS.index("$49"))) is None
