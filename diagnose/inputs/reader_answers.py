@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from diagnose.inputs.answers import NO, YES, DocAnswer, restates
+from diagnose.inputs.answers import NO, YES, DocAnswer, measured_as, restates
 from diagnose.inputs.claims import Claim
 from diagnose.reader.prompt import states_nothing
 from diagnose.text.compare import range_end, same_value
@@ -55,7 +55,7 @@ from diagnose.text.conditions import asks_bound, asks_condition, is_condition
 from diagnose.text.names import abbreviates
 from diagnose.text.normalise import normalise_text
 from diagnose.text.numerals import number_marks
-from diagnose.text.questions import asked_value_kinds, predicate_text, stated_values, subject_text
+from diagnose.text.questions import asked_dimensions, asked_value_kinds, predicate_text, stated_values, subject_text
 from diagnose.text.sentences import content_tokens
 from diagnose.text.tables import named_cell, names_cell, table_cell
 from diagnose.text.value_types import Value
@@ -80,7 +80,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
         return [_stance(r, c) for r, c in zip(readings, claims)]
     given = stated_values(question)
     conditions_answer, bound_asked = asks_condition(question), asks_bound(question)
-    kinds = asked_value_kinds(question)
+    kinds, measures = asked_value_kinds(question), asked_dimensions(question)
     asked = set(content_tokens(question))
     subject = content_tokens(subject_text(question))
     # The question's own words outside its names, which no answer may only repeat (none when it offers choices).
@@ -93,7 +93,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
             answers[i] = answer = None
         own = [v for v in written if not any(restates(v, g) or _same_year(v, g) for g in given)]
         own = [x for x in (_in_named_cell(v, text, subject) for v in own) if x is not None]
-        stated = _in_role(_stated_in(own, text, conditions_answer, bound_asked), kinds)
+        stated = _in_role(_stated_in(own, text, conditions_answer, bound_asked), kinds, measures)
         if written and not stated:
             answers[i] = None
         values.append([] if not kinds and _incidental(answer, written, asked) else stated)
@@ -149,16 +149,25 @@ _BARE_KINDS = frozenset({"number", "date"})
 """Kinds a stray figure of a page takes (a page number, a year in a heading)."""
 
 
-def _in_role(values: list[Value], kinds: frozenset[str] | None) -> list[Value]:
+def _in_role(values: list[Value], kinds: frozenset[str] | None, dimensions: frozenset[str] = frozenset()) -> list[Value]:
     """``values`` without the bare figures of a kind the question does not ask for (``kinds``:
     :func:`~diagnose.text.questions.asked_value_kinds`): "When does enrolment close?" is not
     answered by "Contents, 23", nor "How many seats?" by a year. A value with a unit or a form of
     its own stays (a time of day answers "when", a phone number "what number"), and so does every
     value when the question's grammar does not say (None) or it asks for a name (empty): there a
-    number inside the name tells two names apart ("Apollo 11")."""
+    number inside the name tells two names apart ("Apollo 11"). Nor, when the question names a
+    physical measure (``dimensions``: :func:`~diagnose.text.questions.asked_dimensions`), an amount
+    measured otherwise: "What is the input voltage?" is not answered by "rated for 75 °C"."""
+    if any(d.startswith("[") for d in dimensions):
+        values = [v for v in values if not (_amount(v) and not measured_as(v, dimensions))]
     if not kinds:
         return values
     return [v for v in values if v.kind in kinds or v.kind not in _BARE_KINDS or ("date" in kinds and _year_like(v))]
+
+
+def _amount(v: Value) -> bool:
+    """Whether ``v`` is a physical amount (a time of day is a reading of the clock, not one)."""
+    return v.kind in ("quantity", "range") and v.dimension.startswith("[") and v.dimension != "[time_of_day]"
 
 
 def _year_like(v: Value) -> bool:

@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from diagnose.text.roles import asked_rate
-from diagnose.text.sentences import HAN, KANA
+from diagnose.text.sentences import FUNCTION_WORDS, HAN, KANA
 
 if TYPE_CHECKING:
     from diagnose.text.value_types import Value
@@ -277,7 +277,20 @@ _MONEY_CUES = re.compile(
     r"\b(?:price|prices|cost|costs|fee|fees|charge|charges|revenue|salary|prix|tarif|coût|montant)\b|"
     r"价格|价钱|费用|多少钱|金额|收入|料金|値段|価格|費用|金額", re.I,
 )
-_MASS_CUES = re.compile(r"\b(?:weigh|weighs|weight|heavy|poids|pèse)\b|重量|多重|重さ", re.I)
+# Words that name a physical quantity, each with a unit it is measured in: what the question's
+# own words say the answer is measured in when they name no unit ("the input *voltage*").
+_QUANTITY_CUES = tuple((re.compile(words, re.I), unit) for words, unit in (
+    (r"\b(?:weigh|weighs|weight|heavy|poids|pèse)\b|重量|多重|重さ", "kg"),
+    (r"\b(?:temperatures?|températures?)\b|温度", "°C"),
+    (r"\b(?:voltages?)\b|电压|電圧", "V"),
+    (r"\b(?:wattage|puissance)\b|功率|消費電力", "W"),
+    (r"\b(?:length|distance|height|width|depth|longueur|hauteur|largeur|profondeur)\b"
+     r"|长度|距离|高度|宽度|深度|長さ|距離|高さ", "m"),
+    (r"\b(?:speed|vitesse)\b|速度", "km/h"),
+    (r"\b(?:frequency|fréquence)\b|频率|周波数", "Hz"),
+    (r"\b(?:pressure|pression)\b|气压|圧力|気圧", "bar"),
+    (r"\b(?:memory|storage|mémoire|stockage)\b|内存|存储|メモリ|ストレージ", "GB"),
+))
 _CJK_ASKED_UNIT = re.compile(r"(?:多少|几|何)个?([\u4e00-\u9fff\u30a0-\u30ff]{1,2})")
 _QUESTION_WORD = re.compile(r"(?<![^\W\d_])(?:(per|a|an|each|every|par)\s+)?([^\W\d_]+)", re.UNICODE | re.I)
 
@@ -288,7 +301,8 @@ PER_TIME = "per [time]"
 
 def asked_dimensions(question: str) -> frozenset[str]:
     """What the question's own words say the answer is measured in: the dimensions of the
-    unit words it names ("how many *weeks*" → ``[time]``), ``percent`` for a share, ``money`` for a
+    unit words it names ("how many *weeks*" → ``[time]``) and of the quantities it names ("the
+    input *voltage*", "how much does it *weigh*"), ``percent`` for a share, ``money`` for a
     price or cost, :data:`PER_TIME` for an amount per span of time ("the maximum *daily* dose",
     :func:`diagnose.text.roles.asked_rate`), both ``percent`` and :data:`PER_TIME` for a rate (a
     share or an amount per time); empty when it names none.
@@ -303,15 +317,14 @@ def asked_dimensions(question: str) -> frozenset[str]:
         question = question[:v.start] + " " * (v.end - v.start) + question[v.end:]
     out = set()
     for per, word in _QUESTION_WORD.findall(question):
-        if per or len(word) < 2 or word.lower() in NOT_UNITS:
-            continue  # "per month" is a rate's denominator, not what is measured
+        if per or len(word) < 2 or word.lower() in NOT_UNITS or word.lower() in FUNCTION_WORDS:
+            continue  # "per month" is a rate's denominator, not what is measured; French "du" no dalton
         if (unit := resolve_unit(word)) is not None:
             out.add(unit.dimension)
     for word in _CJK_ASKED_UNIT.findall(question):  # "多少天", "何時間"
         if (unit := resolve_unit(word) or resolve_unit(word[0])) is not None:
             out.add(unit.dimension)
-    if _MASS_CUES.search(question):
-        out.add("[mass]")
+    out |= {resolve_unit(unit).dimension for cue, unit in _QUANTITY_CUES if cue.search(question)}
     if _PERCENT_CUES.search(question):
         out.add("percent")
     if _RATE_CUES.search(question):

@@ -295,3 +295,10 @@ def test_a_value_read_from_a_column_the_question_leaves_out_stands_for_the_named
     # without a plan named, the Business column answers as well as any other
     assert len(set(_keys(("100 GB", None), ("20 GB", None), texts=texts[:2],
                          question="How much storage does each user get?"))) == 2
+
+
+def test_an_amount_measured_otherwise_than_the_question_names_is_no_answer():
+    texts = ["Mount the Arlo unit on a wall rated for 40 °C; it runs on 12 V.", "The Arlo unit runs on 12 V DC."]
+    question = "What supply voltage does the Arlo unit need?"
+    assert _keys(("40 °C", None), ("12 V", None), texts=texts, question=question)[0] is None
+    assert _keys(("12 V", None), ("12 V", None), texts=texts, question=question)[0] is not None

@@ -69,6 +69,10 @@ def test_asked_value_kinds(question, kinds):
         ("Who signed the lease?", set()),
         ("What is the rate limit of the Kellin API?", {"percent", PER_TIME}),  # a share or an amount per time
         ("What is the interest rate on the Harrow saver account?", {"percent", PER_TIME}),
+        ("What is the output voltage of the Arlo charger?", {"[mass] * [length] ** 2 / [time] ** 3 / [current]"}),
+        ("Quelle est la température maximale du boîtier ?", {"[temperature]"}),
+        ("这款路由器的内存是多少？", {"[information]"}),
+        ("What is the length of the Fenwick trail?", {"[length]"}),
     ],
 )
 def test_asked_dimensions(question, dimensions):
