@@ -43,7 +43,9 @@ def _as_version(v: Value) -> str:
 
 def same_value(a: Value, b: Value) -> bool:
     """Same value: equal keys, or same kind+dimension and magnitudes equal within a relative 0.5%
-    (rounding: 1.50 kg vs 1.5 kg; 3 lb 5 oz is NOT required to equal 1.5 kg).
+    (rounding: 1.50 kg vs 1.5 kg; 3 lb 5 oz is NOT required to equal 1.5 kg); percentages at the
+    coarser one's written decimals (:func:`_rounded_equal`); bare numbers (counts, years) only
+    when equal: "1661" and "1668" are two years, though within 0.5% of each other.
 
     A plain number equals a version it spells ("2.4" and "v2.4.0"). A date
     given less precisely equals the dates it covers ("2024" and "2024-06-30",
@@ -67,6 +69,8 @@ def same_value(a: Value, b: Value) -> bool:
         return False
     if a.kind == "percent":
         return _rounded_equal(a, b)
+    if a.kind == "number":  # a count or a year: "1661" and "1668" are two, whatever their ratio
+        return math.isclose(a.magnitude, b.magnitude, rel_tol=1e-9)
     return _close(a.magnitude, b.magnitude)
 
 
