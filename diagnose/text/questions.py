@@ -278,16 +278,15 @@ _MONEY_CUES = re.compile(
     r"价格|价钱|费用|多少钱|金额|收入|料金|値段|価格|費用|金額", re.I,
 )
 # Words that name a physical quantity, each with a unit it is measured in: what the question's
-# own words say the answer is measured in when they name no unit ("the input *voltage*").
+# own words say the answer is measured in when they name no unit ("the input *voltage*"). Not
+# "length" nor "frequency": the length of a contract and the frequency of a dose are times.
 _QUANTITY_CUES = tuple((re.compile(words, re.I), unit) for words, unit in (
     (r"\b(?:weigh|weighs|weight|heavy|poids|pèse)\b|重量|多重|重さ", "kg"),
     (r"\b(?:temperatures?|températures?)\b|温度", "°C"),
     (r"\b(?:voltages?)\b|电压|電圧", "V"),
     (r"\b(?:wattage|puissance)\b|功率|消費電力", "W"),
-    (r"\b(?:length|distance|height|width|depth|longueur|hauteur|largeur|profondeur)\b"
-     r"|长度|距离|高度|宽度|深度|長さ|距離|高さ", "m"),
+    (r"\b(?:distance|height|width|depth|hauteur|largeur|profondeur)\b|距离|高度|宽度|深度|距離|高さ", "m"),
     (r"\b(?:speed|vitesse)\b|速度", "km/h"),
-    (r"\b(?:frequency|fréquence)\b|频率|周波数", "Hz"),
     (r"\b(?:pressure|pression)\b|气压|圧力|気圧", "bar"),
     (r"\b(?:memory|storage|mémoire|stockage)\b|内存|存储|メモリ|ストレージ", "GB"),
 ))

@@ -72,7 +72,9 @@ def test_asked_value_kinds(question, kinds):
         ("What is the output voltage of the Arlo charger?", {"[mass] * [length] ** 2 / [time] ** 3 / [current]"}),
         ("Quelle est la température maximale du boîtier ?", {"[temperature]"}),
         ("这款路由器的内存是多少？", {"[information]"}),
-        ("What is the length of the Fenwick trail?", {"[length]"}),
+        ("What is the height of the Fenwick tower?", {"[length]"}),
+        ("What is the length of the Fenwick lease?", set()),  # a length may be a time
+        ("What is the dosing frequency of Arvol?", set()),  # and so may a frequency
     ],
 )
 def test_asked_dimensions(question, dimensions):
