@@ -92,8 +92,9 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
         if answer and not written and _echoes(answer, asks_with):
             answers[i] = answer = None
         own = [v for v in written if not any(restates(v, g) or _same_year(v, g) for g in given)]
-        own = [x for x in (_in_named_cell(v, text, subject) for v in own) if x is not None]
-        stated = _in_role(_stated_in(own, text, conditions_answer, bound_asked), kinds, measures)
+        in_text = extract_values(text) if own else []  # the document's values, read once for both checks
+        own = [x for x in (_in_named_cell(v, text, in_text, subject) for v in own) if x is not None]
+        stated = _in_role(_stated_in(own, text, in_text, conditions_answer, bound_asked), kinds, measures)
         if written and not stated:
             answers[i] = None
         values.append([] if not kinds and _incidental(answer, written, asked) else stated)
@@ -176,10 +177,10 @@ def _year_like(v: Value) -> bool:
     return v.kind == "number" and re.fullmatch(r"\d{3,4}", v.span.strip()) is not None
 
 
-def _stated_in(values: list[Value], text: str, conditions_answer: bool = True,
+def _stated_in(values: list[Value], text: str, in_text: list[Value], conditions_answer: bool = True,
                bound_asked: bool = False) -> list[Value]:
-    """Those of ``values`` that the document states, in any unit or writing. Not an end of a
-    range, unless the question asks for a bound (``bound_asked``: "the maximum operating
+    """Those of ``values`` that the document (``text``; ``in_text``, the values in it) states, in
+    any unit or writing. Not an end of a range, unless the question asks for a bound (``bound_asked``: "the maximum operating
     temperature" is the top of "-40 °C to 85 °C"): otherwise a reader that answers "264 V" from
     "85 V to 264 V" has read half an answer. Nor, unless ``conditions_answer`` (the question asks
     for a bound or an age), a value the document states only as a condition
@@ -187,18 +188,18 @@ def _stated_in(values: list[Value], text: str, conditions_answer: bool = True,
     the price of shipping."""
     if not values:
         return []
-    found = [w for w in extract_values(text) if conditions_answer or not is_condition(text, w)]
+    found = [w for w in in_text if conditions_answer or not is_condition(text, w)]
     return [v for v in values
             if any(_same_typed(v, w) or _year_of(v, w) or (bound_asked and range_end(v, w)) for w in found)]
 
 
-def _in_named_cell(v: Value, text: str, subject: list[str]) -> Value | None:
+def _in_named_cell(v: Value, text: str, in_text: list[Value], subject: list[str]) -> Value | None:
     """``v``, or, where its document writes it only in table cells that the question's subject
     leaves out (another plan's column, another model's row), the value of its kind in the cell
     the subject names in their stead (:func:`diagnose.text.tables.named_cell`): a reader that
     answers "$49" from the Enterprise column for the Pro plan read the right row under the wrong
     column. None when that cell holds no one such value."""
-    where = [table_cell(text, w.start) for w in extract_values(text) if _same_typed(v, w)]
+    where = [table_cell(text, w.start) for w in in_text if _same_typed(v, w)]
     if not where or any(cell is None or names_cell(subject, cell) for cell in where):
         return v
     named = named_cell(subject, where[0])

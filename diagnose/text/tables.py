@@ -61,10 +61,13 @@ class Cell:
     """Its row's first cell ("" for a cell of the first column)."""
     headers: tuple[str, ...]
     """Every column's header (empty without a header row)."""
-    row_labels: tuple[str, ...]
-    """Every data row's first cell."""
-    rows: tuple[tuple[str, ...], ...] = ()
+    rows: tuple[tuple[str, ...], ...]
     """Every data row's cells, as written and stripped."""
+
+    @property
+    def row_labels(self) -> tuple[str, ...]:
+        """Every data row's first cell."""
+        return tuple(row[0] for row in self.rows)
 
     @property
     def labels(self) -> str:
@@ -108,7 +111,6 @@ def table_cell(text: str, position: int) -> Cell | None:
         header=headers[column] if column < len(headers) else "",
         row_label=own[0] if column > 0 else "",
         headers=headers,
-        row_labels=tuple(row[0] for row in rows),
         rows=rows,
     )
 
@@ -118,10 +120,19 @@ def names_cell(tokens: list[str], cell: Cell) -> bool:
     ``cell`` among the cells that answer: when they name some column's header (past the row labels'
     column: "Basic | *Pro* | Enterprise"), only the cells of the named columns do; when they name
     some row's label, only those of the named rows."""
-    columns = [k for k, h in enumerate(cell.headers) if k > 0 and overlap(tokens, h) > 0]
-    rows = [label for label in cell.row_labels if overlap(tokens, label) > 0]
+    columns, rows = _named_columns(tokens, cell), [row[0] for row in _named_rows(tokens, cell)]
     return (not columns or cell.column in columns) and (not rows or cell.row_label in rows or
                                                         cell.column == 0 and cell.text in rows)
+
+
+def _named_columns(tokens: list[str], cell: Cell) -> list[int]:
+    """The columns of ``cell``'s table whose header ``tokens`` name (past the row labels' column)."""
+    return [k for k, h in enumerate(cell.headers) if k > 0 and overlap(tokens, h) > 0]
+
+
+def _named_rows(tokens: list[str], cell: Cell) -> list[tuple[str, ...]]:
+    """The data rows of ``cell``'s table whose label ``tokens`` name."""
+    return [row for row in cell.rows if overlap(tokens, row[0]) > 0]
 
 
 def named_cell(tokens: list[str], cell: Cell) -> str | None:
@@ -131,9 +142,8 @@ def named_cell(tokens: list[str], cell: Cell) -> str | None:
     row they name. None when ``cell`` answers, or they name no single such cell."""
     if names_cell(tokens, cell):
         return None
-    columns = [k for k, h in enumerate(cell.headers) if k > 0 and overlap(tokens, h) > 0] or [cell.column]
-    rows = [row for row in cell.rows if overlap(tokens, row[0]) > 0] or [
-        row for row in cell.rows if cell.column > 0 and row[0] == cell.row_label]
+    columns = _named_columns(tokens, cell) or [cell.column]
+    rows = _named_rows(tokens, cell) or [row for row in cell.rows if cell.column > 0 and row[0] == cell.row_label]
     if len(columns) != 1 or len(rows) != 1 or columns[0] >= len(rows[0]):
         return None
     return rows[0][columns[0]]
