@@ -56,7 +56,7 @@ from diagnose.text.names import abbreviates
 from diagnose.text.normalise import normalise_text
 from diagnose.text.numerals import number_marks
 from diagnose.text.questions import asked_dimensions, asked_value_kinds, predicate_text, stated_values, subject_text
-from diagnose.text.sentences import content_tokens
+from diagnose.text.sentences import content_tokens, overlap, split_sentences
 from diagnose.text.tables import named_cell, names_cell, table_cell
 from diagnose.text.value_types import Value
 from diagnose.text.values import extract_values
@@ -87,12 +87,14 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
     asks_with = set() if _offers_choice(question) else set(normalise_text(predicate_text(question)).split())
     answers = [None if states_nothing(r.answer) or _yes_or_no(r.answer) else r.answer for r in readings]
     values: list[list[Value]] = []
+    in_texts: list[list[Value]] = []  # each document's values, read once (none where its answer has none)
     for i, (answer, text) in enumerate(zip(answers, texts)):
         written = extract_values(answer) if answer else []
         if answer and not written and _echoes(answer, asks_with):
             answers[i] = answer = None
         own = [v for v in written if not any(restates(v, g) or _same_year(v, g) for g in given)]
-        in_text = extract_values(text) if own else []  # the document's values, read once for both checks
+        in_text = extract_values(text) if own else []
+        in_texts.append(in_text)
         own = [x for x in (_in_named_cell(v, text, in_text, subject) for v in own) if x is not None]
         stated = _in_role(_stated_in(own, text, in_text, conditions_answer, bound_asked), kinds, measures)
         if written and not stated:
@@ -108,10 +110,34 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
         if answer is None:
             out.append(None)
             continue
-        claim = claims[i][0] if claims[i] else None
         v = values[i][0] if values[i] else None
+        claim = _quoted_claim(i, texts[i], in_texts[i], claims[i], answer, v, bound_asked)
         out.append(DocAnswer(f"{READER_PREFIX}{group[i]}", v.span if v else answer, claim, v, 1.0))
     return out
+
+
+def _quoted_claim(doc: int, text: str, in_text: list[Value], doc_claims: list[Claim], answer: str,
+                  v: Value | None, bound_asked: bool) -> Claim | None:
+    """The claim a conflict's evidence quotes for a document's answer: the sentence of ``text``
+    that states the answer's value ``v`` (``in_text``: the document's values; else, for an answer
+    in words, the sentence that shares
+    most of its words), so that two sides are quoted by what they answer, not by their titles.
+    One of the document's best claims (``doc_claims``) when it is that sentence; the first of them
+    when no sentence holds the answer."""
+    sentences = split_sentences(text)
+    if v is not None:
+        at = next((w.start for w in in_text if _states(v, w, bound_asked)), None)
+        stating = [s for s in sentences if at is not None and s.start <= at < s.start + len(s.text)]
+    else:
+        words = content_tokens(answer)
+        shares = [overlap(words, s.text) for s in sentences]
+        stating = [sentences[shares.index(max(shares))]] if words and shares and max(shares) > 0 else []
+    if not stating:
+        return doc_claims[0] if doc_claims else None
+    sentence = stating[0]
+    known = next((c for c in doc_claims if c.sentence == sentence), None)
+    return known or Claim(doc=doc, sentence=sentence, score=0.0, values=tuple(extract_values(sentence.text)),
+                          polarity=1)
 
 
 def _stance(r: "DocumentReading", doc: list[Claim]) -> DocAnswer | None:
@@ -189,8 +215,13 @@ def _stated_in(values: list[Value], text: str, in_text: list[Value], conditions_
     if not values:
         return []
     found = [w for w in in_text if conditions_answer or not is_condition(text, w)]
-    return [v for v in values
-            if any(_same_typed(v, w) or _year_of(v, w) or (bound_asked and range_end(v, w)) for w in found)]
+    return [v for v in values if any(_states(v, w, bound_asked) for w in found)]
+
+
+def _states(v: Value, w: Value, bound_asked: bool) -> bool:
+    """Whether the document's value ``w`` states the answer's ``v`` (in any unit or writing; its
+    year; an end of it when a bound is asked)."""
+    return _same_typed(v, w) or _year_of(v, w) or (bound_asked and range_end(v, w))
 
 
 def _in_named_cell(v: Value, text: str, in_text: list[Value], subject: list[str]) -> Value | None:

@@ -302,3 +302,23 @@ def test_an_amount_measured_otherwise_than_the_question_names_is_no_answer():
     question = "What supply voltage does the Arlo unit need?"
     assert _keys(("40 °C", None), ("12 V", None), texts=texts, question=question)[0] is None
     assert _keys(("12 V", None), ("12 V", None), texts=texts, question=question)[0] is not None
+
+
+def _quotes(answers: list[str], texts: list[str], question: str) -> list[str | None]:
+    found = reader_answers([DocumentReading(a, None, 10) for a in answers], [[] for _ in answers], WordEmbedder(),
+                           False, InputSettings(), texts, question)
+    return [f.claim.sentence.text if f and f.claim else None for f in found]
+
+
+def test_an_answer_is_quoted_by_the_sentence_that_states_it_not_by_the_pages_title():
+    texts = ["Kestrel 30 Tent: Specifications. Packed weight: the Kestrel 30 weighs 1.2 kg with its frame.",
+             "Kestrel 30 Tent: Specifications. Our tests put the Kestrel 30 at 1,450 g in its bag."]
+    quotes = _quotes(["1.2 kg", "1.45 kg"], texts, "How much does the Kestrel 30 weigh?")
+    assert quotes == ["Packed weight: the Kestrel 30 weighs 1.2 kg with its frame.",
+                      "Our tests put the Kestrel 30 at 1,450 g in its bag."]
+
+
+def test_an_answer_in_words_is_quoted_by_the_sentence_that_shares_its_words():
+    texts = ["Harrow Vale Gazette. Founded by local printers. It is printed weekly by the Dunmore Press."]
+    quotes = _quotes(["the Dunmore Press"], texts, "Who prints the Harrow Vale Gazette?")
+    assert quotes == ["It is printed weekly by the Dunmore Press."]
