@@ -157,8 +157,17 @@ def read_measure(m: str, lit: re.Match, yen: str) -> Measure | None:
             meas.unit, meas.end = unit, end
             if unit.label == "volt" and (acdc := _ACDC.match(m, end)):
                 meas.end = acdc.end()
+            if token["den"] and end == token.end():
+                meas.per = _span_seconds(token["den"])
             return _per_time(m, meas)
     return meas
+
+
+def _span_seconds(denominator: str) -> float:
+    """The span of time a unit's denominator ("/day", " per day") names, in seconds; 0 when it
+    names none ("/m²"): "3,000 mg/day" is an amount per day, as "3,000 mg a day" is."""
+    span = resolve_unit(re.sub(r"^\s*(?:/|per\s)\s*", "", denominator))
+    return span.factor if span is not None and span.dimension == "[time]" else 0.0
 
 
 def _per_time(m: str, meas: Measure) -> Measure:

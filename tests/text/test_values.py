@@ -88,6 +88,16 @@ def test_same_value(a, b):
     assert comparable(va, vb) and same_value(va, vb), (va, vb)
 
 
+@pytest.mark.parametrize("rate", ["3,000 mg/day", "3,000 mg per day", "3 g a day", "3 g daily"])
+def test_an_amount_per_day_in_any_writing_states_that_amount(rate):
+    assert one(rate).per == 86400
+    assert same_value(one(rate), one("3 g")) and not same_value(one(rate), one("4 g"))
+
+
+def test_a_unit_over_a_length_is_no_rate():
+    assert one("5 kg/m2").per == 0
+
+
 # --- disagreeing readings ------------------------------------------------------------------------
 
 DIFFER = [
