@@ -43,6 +43,8 @@ def test_a_spelled_count_before_an_amount_does_not_join_it():
     ("What is the annual fee of the Gold card?", True),
     ("What is the maximum dose of Velorin?", False),
     ("How long is a day pass valid?", False),
+    ("Where is The Weekly Courier printed?", False),  # a word of a name
+    ("Daily, how much may an adult take?", True),
 ])
 def test_a_question_asks_an_amount_per_time_by_its_qualifier(question, rate):
     assert (PER_TIME in asked_dimensions(question)) is rate
