@@ -99,7 +99,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
         stated = _in_role(_stated_in(own, text, in_text, conditions_answer, bound_asked), kinds, measures)
         if written and not stated:
             answers[i] = None
-        values.append([] if not kinds and _incidental(answer, written, asked) else stated)
+        values.append([] if not kinds and _incidental(answer, written, asked, bool(measures)) else stated)
     same_answer = _same_answer(answers, values, embedder, settings.read_answer_similarity, asked)
     same_thing = _same_thing([r.about for r in readings], embedder, settings.reader_entity_similarity)
     typed = [bool(v) for v in values]
@@ -303,12 +303,15 @@ _SHORT_ANSWER = 3
 """Content words of a short answer; a longer one is a sentence, whose words also name its subject."""
 
 
-def _incidental(answer: str | None, written: list[Value], asked: set[str]) -> bool:
+def _incidental(answer: str | None, written: list[Value], asked: set[str], measured: bool = False) -> bool:
     """Whether the values written in ``answer`` are a detail of a sentence rather than the answer:
     as many content words besides them and the question's (``asked``) as a short answer has
     (:data:`_SHORT_ANSWER`).
-    "Glass Harbour is a 1981 Danish crime thriller" answers with a genre, not a year."""
-    if not answer or not written:
+    "Glass Harbour is a 1981 Danish crime thriller" answers with a genre, not a year. When the
+    question asks for a measure (``measured``: it names one, :func:`~diagnose.text.questions.asked_dimensions`),
+    an amount with a unit is what the sentence answers with: "8 tablets of 500 mg (4 g) in 24 hours,
+    with at least 4 hours between doses" for a daily dose."""
+    if not answer or not written or (measured and any(v.kind not in _BARE_KINDS for v in written)):
         return False
     rest = answer
     for v in written:

@@ -322,3 +322,12 @@ def test_an_answer_in_words_is_quoted_by_the_sentence_that_shares_its_words():
     texts = ["Harrow Vale Gazette. Founded by local printers. It is printed weekly by the Dunmore Press."]
     quotes = _quotes(["the Dunmore Press"], texts, "Who prints the Harrow Vale Gazette?")
     assert quotes == ["It is printed weekly by the Dunmore Press."]
+
+
+def test_a_sentence_that_answers_a_measure_with_its_amounts_is_typed_by_them():
+    texts = ["Velorin for adults: up to 8 tablets of 500 mg (4 g) in 24 hours, with at least 4 hours between doses.",
+             "Adults should not exceed 4,000 mg of Velorin a day.", "Do not take more than 3,000 mg of Velorin a day."]
+    answers = ("8 tablets of 500 mg (4 g) in 24 hours, with at least 4 hours between doses", None), \
+        ("4,000 mg", None), ("3,000 mg", None)
+    keys = _keys(*answers, texts=texts, question="What is the maximum daily dose of Velorin for an adult?")
+    assert keys[0] == keys[1] != keys[2]
