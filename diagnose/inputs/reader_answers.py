@@ -110,10 +110,20 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
         if answer is None:
             out.append(None)
             continue
-        v = values[i][0] if values[i] else None
+        v = _shared_value(values, group, i)
         claim = _quoted_claim(i, texts[i], in_texts[i], claims[i], answer, v, bound_asked)
         out.append(DocAnswer(f"{READER_PREFIX}{group[i]}", v.span if v else answer, claim, v, 1.0))
     return out
+
+
+def _shared_value(values: list[list[Value]], group: list[int], i: int) -> Value | None:
+    """The value document ``i``'s answer gives: of its typed values, the one most others of its group
+    (``group``: each document's group) also give, the first on a tie. "8 tablets of 500 mg (4 g)
+    in 24 hours" among answers of "4,000 mg" gives "4 g", not the count it opens with."""
+    if not values[i]:
+        return None
+    others = [values[j] for j in range(len(values)) if j != i and group[j] == group[i]]
+    return max(values[i], key=lambda v: sum(any(_same_typed(v, w) for w in ws) for ws in others))
 
 
 def _quoted_claim(doc: int, text: str, in_text: list[Value], doc_claims: list[Claim], answer: str,

@@ -331,3 +331,11 @@ def test_a_sentence_that_answers_a_measure_with_its_amounts_is_typed_by_them():
         ("4,000 mg", None), ("3,000 mg", None)
     keys = _keys(*answers, texts=texts, question="What is the maximum daily dose of Velorin for an adult?")
     assert keys[0] == keys[1] != keys[2]
+
+
+def test_an_answer_with_several_values_gives_the_one_its_center_shares():
+    texts = ["Velorin for adults: up to 8 tablets of 500 mg (4 g) in 24 hours.", "Adults may take 4,000 mg of Velorin a day."]
+    found = reader_answers([DocumentReading("8 tablets of 500 mg (4 g) in 24 hours", None, 10),
+                            DocumentReading("4,000 mg", None, 10)], [[], []], WordEmbedder(), False, InputSettings(),
+                           texts, "What is the maximum daily dose of Velorin for an adult?")
+    assert found[0].key == found[1].key and found[0].span == "4 g"
