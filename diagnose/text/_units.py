@@ -41,6 +41,10 @@ ALIASES: dict[str, str] = {
     "斤": "500 * gram", "升": "liter", "毫升": "milliliter", "リットル": "liter",
     "伏": "volt", "伏特": "volt", "瓦": "watt", "瓦特": "watt", "千瓦": "kilowatt",
     "赫兹": "hertz", "摄氏度": "degree_Celsius",
+    "毫安时": "milliampere_hour", "毫安時": "milliampere_hour", "毫安": "milliampere",
+    "瓦时": "watt_hour", "瓦時": "watt_hour", "千瓦时": "kilowatt_hour", "千瓦時": "kilowatt_hour",
+    "兆赫": "megahertz", "吉赫": "gigahertz",
+    "英寸": "inch", "インチ": "inch", "英尺": "foot", "英里": "mile", "磅": "pound",
     # French / Spanish / German / casual English time and mass words
     "jour": "day", "jours": "day", "semaine": "week", "semaines": "week", "mois": "month",
     "an": "year", "ans": "year", "année": "year", "années": "year", "heure": "hour",
