@@ -22,6 +22,8 @@ from diagnose.text.sentences import CJK
 _WORD = re.compile(rf"[{CJK}]|[^\s{CJK}]+")
 _CJK_CHAR = re.compile(rf"[{CJK}]")
 _FACTUAL = re.compile(r"\d|^[A-Z]")
+_EDGE_PUNCTUATION = " ,.;:()，。；：（）、"
+"""Punctuation trimmed from a quoted span's ends, in Latin and CJK writing."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +60,8 @@ def differing_spans(
             continue
         sa, sb = _join(wa[i1:i2]), _join(wb[j1:j2])
         if any(_FACTUAL.search(w) for w in wa[i1:i2] + wb[j1:j2]) and i2 - i1 <= max_words and j2 - j1 <= max_words:
-            pair = (sa.strip(" ,.;:()"), sb.strip(" ,.;:()"))
-            if pair[0] != pair[1] and pair not in out:
+            pair = (sa.strip(_EDGE_PUNCTUATION), sb.strip(_EDGE_PUNCTUATION))
+            if all(pair) and pair[0] != pair[1] and pair not in out:  # punctuation alone is no value
                 out.append(pair)
         if len(out) >= max_spans:
             break

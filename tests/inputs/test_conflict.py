@@ -12,6 +12,10 @@ def test_near_copies_yield_the_differing_values():
     assert quote(("d1", "d3"), spans) == 'd1: "4,411" vs d3: "10,000"'
 
 
+def test_a_dated_heading_one_copy_adds_is_no_differing_value():
+    assert differing_spans("规则（2031年修订）：最多10天。", "规则：最多5天。") == [("10", "5")]
+
+
 def test_wording_changes_without_values_are_not_evidence():
     assert differing_spans("the town is small and quiet", "the town is tiny and quiet") == []
 
