@@ -31,7 +31,12 @@ _ADVERBS = {"daily": "day", "hourly": "hour", "weekly": "week", "monthly": "mont
             "quotidiennes": "day", "hebdomadaire": "week", "mensuel": "month", "mensuelle": "month",
             "annuel": "year", "annuelle": "year", "月": "month"}  # 每月, 月額: 月 alone is a date's month elsewhere
 _PER_WORD = r"(?i:a|an|per|each|every\s+single|par|pro)"
+_SPAN_NEXT = "|".join([_PER_WORD, "in", "within", "over", *(w for w in _ADVERBS if w.isascii())])
+_WHAT_OF = rf"(?:\s+(?i:of|de)\s+[A-Za-zÀ-ÿ][\w-]*(?:\s+[A-Za-zÀ-ÿ][\w-]*)?(?=\s+(?i:{_SPAN_NEXT})\b))?"
+"""What an amount is of, between it and its span of time ("4,000 mg *of Velorin* a day", "4 g *de
+sirop* par jour"): one or two words."""
 _AFTER = re.compile(
+    _WHAT_OF +
     rf"\s?(?:/\s?(?P<slash>[A-Za-z]+)\b|{_PER_WORD}\s+(?P<per>[A-Za-zé]+)\b"
     rf"|(?i:in|within|over|en|sur)\s+(?:(?i:any|a|one|une?)\s+)?(?P<n>\d+)[\s-]?(?P<span>[A-Za-z]+)\b"
     rf"|(?P<adv>[A-Za-z]+)\b)"

@@ -17,11 +17,18 @@ from diagnose.text.values import extract_values
     "La dose maximale est de 4 g par jour.",
     "成人每日最大剂量为4克。",
     "1日あたりの最大量は4,000mgです。",
+    "Adults should not exceed 4,000 mg of Velorin a day.",
+    "Take no more than 4 g of the syrup daily.",
 ])
 def test_an_amount_per_day_is_one_rate_in_any_wording(text):
     values = [v for v in extract_values(text) if v.dimension == "[mass] / [time]"]
     assert len(values) == 1
     assert same_value(values[0], extract_values("4 g/day")[0])
+
+
+def test_what_an_amount_is_of_does_not_make_it_a_rate_without_a_span():
+    assert [(v.span, v.per) for v in extract_values("The tank holds 500 l of water in total.")] == [("500 l", 0.0)]
+    assert [v.span for v in extract_values("Take 500 mg of Velorin every 4 hours.")] == ["500 mg", "4 hours"]
 
 
 def test_an_amount_without_a_span_of_time_stays_an_amount():
