@@ -11,7 +11,7 @@ from diagnose.text._units import ALIASES, CODES, SECONDS_PER_YEAR, SYMBOLS, WORD
 from diagnose.text.sentences import HAN, KANA
 
 from diagnose.text.literals import parse_literal
-from diagnose.text.roles import per_time, rate_after, rate_before
+from diagnose.text.roles import named_span, per_time, rate_after, rate_before
 
 
 # --- a number and what qualifies it: currency, scale, percent, unit, rate -----------------------
@@ -157,17 +157,10 @@ def read_measure(m: str, lit: re.Match, yen: str) -> Measure | None:
             meas.unit, meas.end = unit, end
             if unit.label == "volt" and (acdc := _ACDC.match(m, end)):
                 meas.end = acdc.end()
-            if token["den"] and end == token.end():
-                meas.per = _span_seconds(token["den"])
+            if token["den"] and end == token.end() and (span := named_span(token["den"])) is not None:
+                meas.per = span.factor  # "3,000 mg/day", "3,000 mg per day": per day, as "3,000 mg a day" is
             return _per_time(m, meas)
     return meas
-
-
-def _span_seconds(denominator: str) -> float:
-    """The span of time a unit's denominator ("/day", " per day") names, in seconds; 0 when it
-    names none ("/m²"): "3,000 mg/day" is an amount per day, as "3,000 mg a day" is."""
-    span = resolve_unit(re.sub(r"^\s*(?:/|per\s)\s*", "", denominator))
-    return span.factor if span is not None and span.dimension == "[time]" else 0.0
 
 
 def _per_time(m: str, meas: Measure) -> Measure:

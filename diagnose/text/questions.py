@@ -311,7 +311,7 @@ def asked_dimensions(question: str) -> frozenset[str]:
     from diagnose.text._units import NOT_UNITS, resolve_unit
     from diagnose.text.values import extract_values
 
-    per_time = asked_rate(question)
+    per_time = asked_rate(predicate_text(question))  # a word of a name ("The Daily Citizen") asks for no rate
     for v in sorted(extract_values(question), key=lambda v: -v.start):
         question = question[:v.start] + " " * (v.end - v.start) + question[v.end:]
     out = set()

@@ -107,12 +107,9 @@ def rate_before(text: str, start: int, bare_one: bool = True) -> Unit | None:
 def asked_rate(question: str) -> bool:
     """Whether the question asks for an amount per span of time ("the maximum *daily* dose",
     "how much *per day*", "par jour", "每天最多", "1日あたり"); "how many hours a day" asks one too.
-    Not a word of a name it gives: "Where is The *Daily* Citizen published?" asks for a place."""
-    return _worded_span(_NAME_WORD.sub(" ", question)) is not None
-
-
-_NAME_WORD = re.compile(r"(?<=\s)[A-Z][\w'-]*")
-"""A capitalised word after the question's first: a word of a name."""
+    Give it the question's words outside its names (:func:`diagnose.text.questions.predicate_text`):
+    "Where is The *Daily* Citizen published?" asks for a place."""
+    return _worded_span(question) is not None
 
 
 def named_span(label: str) -> Unit | None:
