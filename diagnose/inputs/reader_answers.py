@@ -12,7 +12,8 @@ tier's signals are features beside them, not the other way round:
   that only repeats what the question asks ("Aircraft" for "What type of aircraft…?"), nor one
   whose typed values its document does not state (no value the parser finds in the document
   equals them): a small reader that finds nothing to answer sometimes writes a value of its
-  own (its prompt's example, a number from the question) instead of "not stated", nor one its
+  own (its prompt's example, a number from the question) instead of "not stated", and in words
+  too (an answer in words none of whose own words its document holds is none), nor one its
   document states only as a condition ("orders over $50") when the question asks for none, nor one
   whose only values are bare figures of a kind the question does not ask for ("Contents, 23" for
   "When does it close?"). A value its document writes only in table cells that the question's
@@ -66,7 +67,7 @@ if TYPE_CHECKING:
     from diagnose.inputs.reading import DocumentReading
     from diagnose.inputs.settings import InputSettings
 
-__all__ = ["READER_PREFIX", "reader_answers"]
+__all__ = ["READER_PREFIX", "found_nothing", "reader_answers"]
 
 READER_PREFIX = "reader:"
 
@@ -90,7 +91,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
     in_texts: list[list[Value]] = []  # each document's values, read once (none where its answer has none)
     for i, (answer, text) in enumerate(zip(answers, texts)):
         written = extract_values(answer) if answer else []
-        if answer and not written and _echoes(answer, asks_with):
+        if answer and not written and (_echoes(answer, asks_with) or _unread(answer, text, asked)):
             answers[i] = answer = None
         own = [v for v in written if not any(restates(v, g) or _same_year(v, g) for g in given)]
         in_text = extract_values(text) if own else []
@@ -164,6 +165,27 @@ def _yes_or_no(answer: str) -> bool:
 
 _CHOICE = re.compile(r"\b(?:or|ou)\b|还是|或者|それとも|または", re.IGNORECASE)
 """Words that offer the question's own alternatives ("Team or Enterprise?"): its words then answer it."""
+
+
+def found_nothing(readings: "list[DocumentReading]", texts: list[str], question: str, yes_no: bool) -> list[bool]:
+    """Per document, whether the reader found no answer in it: it says so (``not stated``), or it
+    answers in words none of which its document holds (:func:`_unread`). Such a page answers
+    nothing, so it joins no center by its embedding: it is noise. A yes/no reading always answers."""
+    if yes_no:
+        return [False] * len(readings)
+    asked = set(content_tokens(question))
+    return [states_nothing(r.answer) or (not extract_values(r.answer) and _unread(r.answer, text, asked))
+            for r, text in zip(readings, texts)]
+
+
+def _unread(answer: str, text: str, asked: set[str]) -> bool:
+    """An answer in words none of whose own words (outside the question's) its document holds:
+    the reader wrote it from what it knows, not from the page ("Basketball" for a page on a
+    tennis player), as it writes a number of its own; one such word read suffices, since a
+    reader rewords ("right-wing" for "far-right"). The yes and no it is told to use are no words of
+    a page."""
+    own = set(content_tokens(_own_words(answer, asked))) - asked - set(content_tokens(f"{YES} {NO}"))
+    return bool(own) and not own & set(content_tokens(normalise_text(text)))
 
 
 def _offers_choice(question: str) -> bool:

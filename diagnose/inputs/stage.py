@@ -41,7 +41,7 @@ from diagnose.inputs.compare import compare_sides, pair_split
 from diagnose.inputs.instructions import instruction_conflicts
 from diagnose.inputs.noise import isolation, noise_mask, text_features
 from diagnose.inputs.read_answers import read_answers
-from diagnose.inputs.reader_answers import READER_PREFIX, reader_answers
+from diagnose.inputs.reader_answers import READER_PREFIX, found_nothing, reader_answers
 from diagnose.inputs.reading import NO_INFORMATION
 from diagnose.inputs.settings import InputSettings
 from diagnose.inputs.standing import mark_standing, read_documents
@@ -103,7 +103,8 @@ def analyze_inputs(
         if decides:
             static = _centers(texts, ids, emb, claims, camps, noise, yes_no, predicate, settings)
             found = reader_answers(readings, claims, embedder, yes_no, settings, texts, case.question)
-            noise = _noise(found, relevance, features, isolated, settings)
+            noise = _noise(found, relevance, features, isolated, settings) | np.array(
+                found_nothing(readings, texts, case.question, yes_no), bool)
         else:
             asks_value = bool(asked_value_kinds(case.question))
             found = read_answers(readings, found, claims, embedder, yes_no, settings, asks_value=asks_value,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from diagnose.inputs.answers import NO, YES
-from diagnose.inputs.reader_answers import _name_and_kind, reader_answers
+from diagnose.inputs.reader_answers import _name_and_kind, found_nothing, reader_answers
 from diagnose.inputs.settings import InputSettings
 from diagnose.reader.readings import DocumentReading
 from tests.fakes import WordEmbedder
@@ -27,6 +27,24 @@ def test_equal_values_in_other_units_are_one_answer(a, b):
 
 def test_a_document_that_does_not_answer_has_no_key():
     assert _keys(("not stated", None), ("1993", None))[0] is None
+
+
+def test_an_answer_in_words_its_document_does_not_hold_is_no_answer():
+    texts = ["Marla Quint won the regional singles title at the Eastport tennis open.",
+             "Marla Quint coached the college golf squad for a decade.",
+             "As a professional tennis player, Marla Quint reached the final twice."]
+    answers = [("Basketball", None), ("Golf", None), ("Professional tennis", None)]
+    keys = _keys(*answers, texts=texts, question="What sport is Marla Quint known for?")
+    assert keys[0] is None and None not in keys[1:] and keys[1] != keys[2]  # one word of its own read suffices
+
+
+def test_the_reader_found_nothing_in_a_page_it_says_states_nothing_or_invents_an_answer_for():
+    texts = ["Marla Quint won the regional singles title at the Eastport tennis open."] * 4
+    replies = ["Basketball", "not stated", "Tennis", "Yes"]  # a bare yes or no holds no word of a page
+    readings = [DocumentReading(a, None, 10) for a in replies]
+    question = "What sport is Marla Quint known for?"
+    assert found_nothing(readings, texts, question, yes_no=False) == [True, True, False, False]
+    assert found_nothing(readings, texts, "Is Marla Quint a tennis player?", yes_no=True) == [False] * 4
 
 
 def test_a_value_its_document_does_not_state_is_no_answer():

@@ -253,6 +253,16 @@ def test_a_lone_reading_of_a_page_that_states_the_answer_joins_the_answers_cente
     assert _centers(new.report) == [["d0", "d1"], ["d2"]]  # an old and a new height: the new one is its answer
 
 
+@pytest.mark.models
+def test_a_page_the_reader_invents_an_answer_for_is_noise(real_embedder):
+    question = "What is the Harbor Tower built of?"
+    steel = "Porto Lindo's Harbor Tower is a steel frame clad in glass, finished in 1998."
+    plans = "Porto Lindo's Harbor Tower: plans for the harbour front, opened to the public in 1998."
+    case = _case(question, steel, steel.replace("1998", "1999"), plans)
+    report = analyze_inputs(case, real_embedder, S, reader=_AnsweringReader("Steel", "Steel", "Concrete")).report
+    assert _centers(report) == [["d0", "d1"]] and report.noise_documents == ["d2"]
+
+
 class _MarginReader:
     """A reader that decides a yes/no question, with a fixed yes-minus-no margin per document."""
 
