@@ -57,7 +57,7 @@ from diagnose.text.names import abbreviates
 from diagnose.text.normalise import normalise_text
 from diagnose.text.numerals import number_marks
 from diagnose.text.questions import asked_dimensions, asked_value_kinds, predicate_text, stated_values, subject_text
-from diagnose.text.sentences import content_tokens, overlap, split_sentences
+from diagnose.text.sentences import cjk_share, content_tokens, overlap, split_sentences
 from diagnose.text.tables import named_cell, names_cell, table_cell
 from diagnose.text.value_types import Value
 from diagnose.text.values import extract_values
@@ -183,7 +183,9 @@ def _unread(answer: str, text: str, asked: set[str]) -> bool:
     the reader wrote it from what it knows, not from the page ("Basketball" for a page on a
     tennis player), as it writes a number of its own; one such word read suffices, since a
     reader rewords ("right-wing" for "far-right"). The yes and no it is told to use are no words of
-    a page."""
+    a page, and words in another script than the page's may translate it ("Beijing" for 北京)."""
+    if (cjk_share(answer) > 0.5) != (cjk_share(text) > 0.5):
+        return False
     own = set(content_tokens(_own_words(answer, asked))) - asked - set(content_tokens(f"{YES} {NO}"))
     return bool(own) and not own & set(content_tokens(normalise_text(text)))
 
