@@ -86,12 +86,13 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
     subject = content_tokens(subject_text(question))
     # The question's own words outside its names, which no answer may only repeat (none when it offers choices).
     asks_with = set() if _offers_choice(question) else set(normalise_text(predicate_text(question)).split())
-    answers = [None if states_nothing(r.answer) or _yes_or_no(r.answer) else r.answer for r in readings]
+    nothing = found_nothing(readings, texts, question, yes_no)
+    answers = [None if none or _yes_or_no(r.answer) else r.answer for r, none in zip(readings, nothing)]
     values: list[list[Value]] = []
     in_texts: list[list[Value]] = []  # each document's values, read once (none where its answer has none)
     for i, (answer, text) in enumerate(zip(answers, texts)):
         written = extract_values(answer) if answer else []
-        if answer and not written and (_echoes(answer, asks_with) or _unread(answer, text, asked)):
+        if answer and not written and _echoes(answer, asks_with):
             answers[i] = answer = None
         own = [v for v in written if not any(restates(v, g) or _same_year(v, g) for g in given)]
         in_text = extract_values(text) if own else []
