@@ -25,7 +25,7 @@ from diagnose.text.compare import comparable, same_value
 from diagnose.text.conditions import is_condition
 from diagnose.text.dates import date_precision
 from diagnose.text.names import name_key, proper_names
-from diagnose.text.questions import PER_TIME
+from diagnose.text.questions import COUNT, PER_TIME
 from diagnose.text.roles import as_rate, counted_word, named_span, names_word
 from diagnose.text.sentences import content_tokens, overlap
 from diagnose.text.tables import Cell, cell_context, names_cell, table_cell, table_row
@@ -62,6 +62,11 @@ def measured_as(v: Value, dimensions: frozenset[str]) -> bool:
         v.kind in ("quantity", "range") and (v.dimension in dimensions or PER_TIME in dimensions and _per_time(v)))
 
 
+def physical_amount(v: Value) -> bool:
+    """Whether ``v`` is a physical amount (a time of day is a reading of the clock, not one)."""
+    return v.kind in ("quantity", "range") and v.dimension.startswith("[") and v.dimension != "[time_of_day]"
+
+
 def _per_time(v: Value) -> bool:
     return v.dimension.endswith(" / [time]")
 
@@ -71,8 +76,11 @@ def other_role(v: Value, text: str, dimensions: frozenset[str], listed: list[str
     answers nothing: an amount that is no rate when the question asks an amount per time and names
     no other measure (the tablet's 500 mg, the 4-hour interval or the age beside the daily 4 g), or
     a count of the things the question asks to be ``listed`` ("a five-step process" for "what are
-    the steps", :func:`diagnose.text.roles.listed_things`)."""
+    the steps", :func:`diagnose.text.roles.listed_things`), or a physical amount when the question
+    asks a count (:data:`~diagnose.text.questions.COUNT`: "421 km²" for "the population of")."""
     if v.kind in ("quantity", "range") and PER_TIME in dimensions and not measured_as(v, dimensions):
+        return True
+    if COUNT in dimensions and physical_amount(v):
         return True
     return v.kind == "number" and names_word(listed, counted_word(text, v.end))
 

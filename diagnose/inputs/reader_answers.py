@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from diagnose.inputs.answers import NO, YES, DocAnswer, measured_as, restates
+from diagnose.inputs.answers import NO, YES, DocAnswer, measured_as, physical_amount, restates
 from diagnose.inputs.claims import Claim
 from diagnose.reader.prompt import states_nothing
 from diagnose.text.compare import range_end, same_value
@@ -56,7 +56,9 @@ from diagnose.text.conditions import asks_bound, asks_condition, is_condition
 from diagnose.text.names import abbreviates
 from diagnose.text.normalise import normalise_text
 from diagnose.text.numerals import number_marks
-from diagnose.text.questions import asked_dimensions, asked_value_kinds, predicate_text, stated_values, subject_text
+from diagnose.text.questions import (
+    COUNT, asked_dimensions, asked_value_kinds, predicate_text, stated_values, subject_text,
+)
 from diagnose.text.sentences import cjk_share, content_tokens, overlap, split_sentences
 from diagnose.text.tables import named_cell, names_cell, table_cell
 from diagnose.text.value_types import Value
@@ -218,17 +220,14 @@ def _in_role(values: list[Value], kinds: frozenset[str] | None, dimensions: froz
     value when the question's grammar does not say (None) or it asks for a name (empty): there a
     number inside the name tells two names apart ("Apollo 11"). Nor, when the question names a
     physical measure (``dimensions``: :func:`~diagnose.text.questions.asked_dimensions`), an amount
-    measured otherwise: "What is the input voltage?" is not answered by "rated for 75 °C"."""
-    if any(d.startswith("[") for d in dimensions):
-        values = [v for v in values if not (_amount(v) and not measured_as(v, dimensions))]
+    measured otherwise: "What is the input voltage?" is not answered by "rated for 75 °C", nor, when
+    it asks a count (:data:`~diagnose.text.questions.COUNT`), any amount: "What is the population?"
+    is not answered by "421 km²"."""
+    if COUNT in dimensions or any(d.startswith("[") for d in dimensions):
+        values = [v for v in values if not (physical_amount(v) and not measured_as(v, dimensions))]
     if not kinds:
         return values
     return [v for v in values if v.kind in kinds or v.kind not in _BARE_KINDS or ("date" in kinds and _year_like(v))]
-
-
-def _amount(v: Value) -> bool:
-    """Whether ``v`` is a physical amount (a time of day is a reading of the clock, not one)."""
-    return v.kind in ("quantity", "range") and v.dimension.startswith("[") and v.dimension != "[time_of_day]"
 
 
 def _year_like(v: Value) -> bool:

@@ -290,12 +290,19 @@ _QUANTITY_CUES = tuple((re.compile(words, re.I), unit) for words, unit in (
     (r"\b(?:pressure|pression)\b|气压|圧力|気圧", "bar"),
     (r"\b(?:memory|storage|mémoire|stockage)\b|内存|存储|メモリ|ストレージ", "GB"),
 ))
+_ASKS_COUNT_OF_THINGS = re.compile(
+    r"\bhow\s+many\b|\b(?:number|count)\s+of\b|\bcombien\s+d|\bnombre\s+(?:de|d')|\bpopulation\b|\binhabitants\b"
+    r"|\bhabitants\b|人口|人数|(?:几|多少)[个個名位家所]|何[個人名]|いくつ", re.IGNORECASE)
+"""A question that asks how many: "多少" alone asks any amount ("续航时间是多少"), "多少个" a count."""
 _CJK_ASKED_UNIT = re.compile(r"(?:多少|几|何)个?([\u4e00-\u9fff\u30a0-\u30ff]{1,2})")
 _QUESTION_WORD = re.compile(r"(?<![^\W\d_])(?:(per|a|an|each|every|par)\s+)?([^\W\d_]+)", re.UNICODE | re.I)
 
 
 PER_TIME = "per [time]"
 """What :func:`asked_dimensions` names for a question that asks an amount per span of time."""
+COUNT = "count"
+"""What :func:`asked_dimensions` names for a question that asks how many of things that are no
+unit ("how many employees", "the population of"): a count, which no physical amount answers."""
 
 
 def asked_dimensions(question: str) -> frozenset[str]:
@@ -304,7 +311,8 @@ def asked_dimensions(question: str) -> frozenset[str]:
     input *voltage*", "how much does it *weigh*"), ``percent`` for a share, ``money`` for a
     price or cost, :data:`PER_TIME` for an amount per span of time ("the maximum *daily* dose",
     :func:`diagnose.text.roles.asked_rate`), both ``percent`` and :data:`PER_TIME` for a rate (a
-    share or an amount per time); empty when it names none.
+    share or an amount per time), :data:`COUNT` for how many of things that are no unit ("how many
+    *employees*", "the *population*"); empty when it names none.
 
     A unit that belongs to a value the question states ("the 500 mg caplet", "in 24 hours")
     names the subject or a condition, not what is measured: it is left out."""
@@ -332,4 +340,6 @@ def asked_dimensions(question: str) -> frozenset[str]:
         out.add("money")
     if per_time:
         out.add(PER_TIME)
+    if not out and _ASKS_COUNT_OF_THINGS.search(question):
+        out.add(COUNT)
     return frozenset(out)

@@ -232,6 +232,14 @@ def test_a_count_of_the_things_asked_for_is_no_answer():
     assert [a.span for a in counted] == ["five", "two"]
 
 
+def test_an_amount_beside_a_count_does_not_answer_a_question_that_asks_the_count():
+    question = "What is the population of Harrow Vale?"
+    claims = [[_claim(0, "Harrow Vale covers 421 km² and had 16,337 inhabitants in 2017.")]]
+    predicate = content_tokens(question)
+    found = value_answers(claims, None, predicate, 0.2, 0.05, window=200, dimensions=asked_dimensions(question))
+    assert [a.span for a in found] == ["16,337"]
+
+
 def test_a_list_question_is_answered_by_no_count_and_no_name():
     from diagnose.inputs.settings import InputSettings
     from diagnose.inputs.stage import _static_answers

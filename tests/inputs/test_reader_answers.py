@@ -325,6 +325,13 @@ def test_an_amount_measured_otherwise_than_the_question_names_is_no_answer():
     assert _keys(("12 V", None), ("12 V", None), texts=texts, question=question)[0] is not None
 
 
+def test_an_amount_answers_no_question_that_asks_a_count():
+    texts = ["Harrow Vale covers 421 km² and had 16,337 inhabitants in 2017.", "Harrow Vale: 16,337 people."]
+    question = "What is the population of Harrow Vale?"
+    assert _keys(("421 km²", None), ("16,337", None), texts=texts, question=question)[0] is None
+    assert _keys(("16,337", None), ("16,337", None), texts=texts, question=question)[0] is not None
+
+
 def _quotes(answers: list[str], texts: list[str], question: str) -> list[str | None]:
     found = reader_answers([DocumentReading(a, None, 10) for a in answers], [[] for _ in answers], WordEmbedder(),
                            False, InputSettings(), texts, question)

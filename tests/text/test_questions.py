@@ -37,7 +37,7 @@ def test_open_questions(question):
     assert not is_yes_no_question(question)
 
 
-from diagnose.text.questions import AMOUNT_KINDS, DATE_KINDS, PER_TIME, asked_dimensions, asked_value_kinds, predicate_text, subject_text  # noqa: E402
+from diagnose.text.questions import AMOUNT_KINDS, COUNT, DATE_KINDS, PER_TIME, asked_dimensions, asked_value_kinds, predicate_text, subject_text  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -75,6 +75,12 @@ def test_asked_value_kinds(question, kinds):
         ("What is the height of the Fenwick tower?", {"[length]"}),
         ("What is the length of the Fenwick lease?", set()),  # a length may be a time
         ("What is the dosing frequency of Arvol?", set()),  # and so may a frequency
+        ("How many employees does Fenwick have?", {COUNT}),  # how many of things that are no unit
+        ("What is the population of Harrow Vale?", {COUNT}),
+        ("Quelle est la population de Dunmore ?", {COUNT}),
+        ("Kellin市的人口是多少？", {COUNT}),
+        ("这款音箱的续航时间是多少？", set()),  # "多少" alone asks any amount, not a count
+        ("How many days of leave do new parents get?", {"[time]"}),  # a unit: measured, not counted
     ],
 )
 def test_asked_dimensions(question, dimensions):
