@@ -227,7 +227,22 @@ def _in_role(values: list[Value], kinds: frozenset[str] | None, dimensions: froz
         values = [v for v in values if not (physical_amount(v) and not measured_as(v, dimensions))]
     if not kinds:
         return values
-    return [v for v in values if v.kind in kinds or v.kind not in _BARE_KINDS or ("date" in kinds and _year_like(v))]
+    return [v for v in values
+            if v.kind in kinds or v.kind not in _BARE_KINDS or ("date" in kinds and (_year_like(v) or _years(v)))]
+
+
+def _years(v: Value) -> bool:
+    """A range of bare numbers written as years ("1900 to 1904") is a span of years: it answers
+    "When was he elected?" as a year does, and a page that states both years states it."""
+    return v.kind == "range" and re.fullmatch(r"range:number:\d{3,4}:\d{3,4}", v.key) is not None
+
+
+def _year(w: Value) -> str | None:
+    """The year ``w`` is, as four digits' text without leading zeros ("1904"): a date of a year
+    alone or a bare number written as one; None for anything else."""
+    if w.kind == "date" and len(_iso(w)) == 4:
+        return _iso(w).lstrip("0")
+    return w.span.strip() if _year_like(w) else None
 
 
 def _year_like(v: Value) -> bool:
@@ -248,7 +263,9 @@ def _stated_in(values: list[Value], text: str, in_text: list[Value], conditions_
     if not values:
         return []
     found = [w for w in in_text if conditions_answer or not is_condition(text, w)]
-    return [v for v in values if any(_states(v, w, bound_asked) for w in found)]
+    years = {y for y in (_year(w) for w in found) if y}
+    return [v for v in values if any(_states(v, w, bound_asked) for w in found)
+            or (_years(v) and set(v.key.split(":")[2:]) <= years)]
 
 
 def _states(v: Value, w: Value, bound_asked: bool) -> bool:

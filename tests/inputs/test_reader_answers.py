@@ -332,6 +332,17 @@ def test_an_amount_answers_no_question_that_asks_a_count():
     assert _keys(("16,337", None), ("16,337", None), texts=texts, question=question)[0] is not None
 
 
+def test_a_span_of_years_its_page_states_answers_when_and_equal_spans_are_one_answer():
+    question = "When did Marla Quint serve in the Harrow council?"
+    texts = ["Marla Quint served in the Harrow council from 1900 to 1904.",
+             "Quint sat in the Harrow council between 1900 and 1904, then retired.",
+             "Marla Quint was elected to the Harrow council in 1954."]
+    keys = _keys(("1900 to 1904", None), ("1900 to 1904", None), ("1954", None), texts=texts, question=question)
+    assert keys[0] is not None and keys[0] == keys[1] != keys[2]
+    # a span whose years the page does not both state is no answer
+    assert _keys(("1900 to 1906", None), ("1954", None), texts=texts[::2], question=question)[0] is None
+
+
 def _quotes(answers: list[str], texts: list[str], question: str) -> list[str | None]:
     found = reader_answers([DocumentReading(a, None, 10) for a in answers], [[] for _ in answers], WordEmbedder(),
                            False, InputSettings(), texts, question)
