@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.script_module import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "verdict-rates"
 
 
 def _module():
-    loader = importlib.machinery.SourceFileLoader("verdict_rates", str(SCRIPT))
-    spec = importlib.util.spec_from_loader("verdict_rates", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return load_script("verdict-rates")
 
 
 def test_cases_run_agreeing_and_conflicting_in_turn_set_by_set():

@@ -13,6 +13,10 @@ once) and shipped in ``conflict_calibration.json`` beside this module:
   does not trust; the input finding is ``info``;
 - ``none`` below.
 
+A question form (:data:`FORMS`: yes/no or open) with enough agreeing dev cases to measure 5% on
+has cut points of its own (``by_form``): a yes/no question's probability rests on the reader's
+margins, an open one's on its values, and the two are not equally sure at equal probability.
+
 Light on purpose (json and math only): :mod:`diagnose.inputs.settings` builds
 its default from :meth:`ConflictCalibration.shipped`.
 """
@@ -30,6 +34,8 @@ STATES: tuple[State, ...] = ("conflict", "unsure", "none")
 SHIPPED = "conflict_calibration.json"
 """The fitted calibration of the static tier, package data of :mod:`diagnose.inputs`."""
 READERS = ("static", "reference")
+FORMS = ("yes_no", "open")
+"""The question forms that may have cut points of their own (``by_form`` in the calibration file)."""
 
 
 def shipped_file(reader: str) -> str:
@@ -52,13 +58,18 @@ class ConflictCalibration:
     """Probability at or above which the state is ``conflict`` (the operating point)."""
     unsure_at: float
     """Probability at or above which the state is at least ``unsure``."""
+    by_form: tuple[tuple[str, float, float], ...] = ()
+    """(form, conflict_at, unsure_at) of the question forms with cut points of their own."""
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.unsure_at <= self.conflict_at <= 1.0:
-            raise ValueError(
-                f"calibration cut points must satisfy 0 <= unsure_at <= conflict_at <= 1, "
-                f"got unsure_at={self.unsure_at}, conflict_at={self.conflict_at}"
-            )
+        for form, conflict_at, unsure_at in (("", self.conflict_at, self.unsure_at), *self.by_form):
+            if form and form not in FORMS:
+                raise ValueError(f"calibration by_form: unknown form {form!r}: one of {', '.join(FORMS)}")
+            if not 0.0 <= unsure_at <= conflict_at <= 1.0:
+                raise ValueError(
+                    f"calibration cut points{' of ' + form if form else ''} must satisfy "
+                    f"0 <= unsure_at <= conflict_at <= 1, got unsure_at={unsure_at}, conflict_at={conflict_at}"
+                )
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "ConflictCalibration":
@@ -66,6 +77,8 @@ class ConflictCalibration:
             weights=tuple((str(k), float(v)) for k, v in data["weights"].items()),
             conflict_at=float(data["conflict_at"]),
             unsure_at=float(data["unsure_at"]),
+            by_form=tuple((str(form), float(cut["conflict_at"]), float(cut["unsure_at"]))
+                          for form, cut in data.get("by_form", {}).items()),
         )
 
     @classmethod
@@ -80,7 +93,13 @@ class ConflictCalibration:
         table = dict(self.weights)
         return sigmoid(table.get("bias", 0.0) + sum(table.get(name, 0.0) * value for name, value in features.items()))
 
-    def state(self, probability: float) -> State:
-        if probability >= self.conflict_at:
+    def cuts(self, yes_no: bool = False) -> tuple[float, float]:
+        """(conflict_at, unsure_at) of a yes/no (``yes_no``) or an open question."""
+        form = FORMS[0] if yes_no else FORMS[1]
+        return next(((c, u) for f, c, u in self.by_form if f == form), (self.conflict_at, self.unsure_at))
+
+    def state(self, probability: float, yes_no: bool = False) -> State:
+        conflict_at, unsure_at = self.cuts(yes_no)
+        if probability >= conflict_at:
             return "conflict"
-        return "unsure" if probability >= self.unsure_at else "none"
+        return "unsure" if probability >= unsure_at else "none"

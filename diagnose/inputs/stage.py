@@ -331,10 +331,10 @@ def _conflict(texts, ids, emb, members, found, copies, yes_no, readings, compari
         features = cf.without_stance(features)
     calibration = settings.reader_calibration if decides else settings.conflict_calibration
     probability = round(calibration.probability(features), 4)
-    state = calibration.state(probability)
+    state = calibration.state(probability, yes_no)
     return Conflict(detected=state == "conflict", score=probability, probability=probability, state=state,
                     pairs=pairs, features={k: round(v, 4) for k, v in features.items()},
-                    threshold=calibration.conflict_at)
+                    threshold=calibration.cuts(yes_no)[0])
 
 
 def _features(emb, members, found, copies, yes_no, readings, split, share, settings) -> dict[str, float]:

@@ -36,3 +36,27 @@ def test_from_dict_reads_the_file_format():
     data = json.loads('{"weights": {"bias": 0.5, "spread": -1}, "conflict_at": 0.9, "unsure_at": 0.5, "figures": {}}')
     cal = ConflictCalibration.from_dict(data)
     assert cal.weights == (("bias", 0.5), ("spread", -1.0)) and cal.conflict_at == 0.9
+
+
+def test_a_question_form_with_cut_points_of_its_own_uses_them_and_the_other_form_the_default():
+    cal = ConflictCalibration(weights=(), conflict_at=0.9, unsure_at=0.8, by_form=(("yes_no", 0.7, 0.35),))
+    assert cal.cuts(yes_no=True) == (0.7, 0.35) and cal.cuts(yes_no=False) == (0.9, 0.8)
+    assert [cal.state(0.75, yes_no=True), cal.state(0.75, yes_no=False)] == ["conflict", "none"]
+    assert [cal.state(0.5, yes_no=True), cal.state(0.85, yes_no=False)] == ["unsure", "unsure"]
+
+
+def test_from_dict_reads_cut_points_by_form_and_refuses_an_unknown_form_or_disordered_cuts():
+    data = {"weights": {"bias": 0.0}, "conflict_at": 0.9, "unsure_at": 0.5,
+            "by_form": {"yes_no": {"conflict_at": 0.7, "unsure_at": 0.3}}}
+    assert ConflictCalibration.from_dict(data).cuts(yes_no=True) == (0.7, 0.3)
+    with pytest.raises(ValueError, match="unknown form 'choice'"):
+        ConflictCalibration.from_dict(data | {"by_form": {"choice": {"conflict_at": 0.7, "unsure_at": 0.3}}})
+    with pytest.raises(ValueError, match="of yes_no must satisfy"):
+        ConflictCalibration.from_dict(data | {"by_form": {"yes_no": {"conflict_at": 0.3, "unsure_at": 0.7}}})
+
+
+def test_the_shipped_reference_calibration_has_ordered_cut_points_for_each_form():
+    shipped = ConflictCalibration.shipped("reference")
+    for yes_no in (True, False):
+        conflict_at, unsure_at = shipped.cuts(yes_no)
+        assert 0.0 <= unsure_at <= conflict_at <= 1.0
