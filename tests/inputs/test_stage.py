@@ -289,6 +289,22 @@ def test_yes_gap_is_the_widest_gap_between_two_documents_probabilities_of_yes(re
 
 
 @pytest.mark.models
+def test_a_yes_no_verdict_is_cut_at_its_forms_cut_point_and_an_open_one_at_the_default(real_embedder):
+    from dataclasses import replace
+
+    from diagnose.inputs.calibration import ConflictCalibration
+
+    flat = ConflictCalibration(weights=(("bias", 0.0),), conflict_at=0.9, unsure_at=0.8,
+                               by_form=(("yes_no", 0.4, 0.3),))  # every probability is 0.5
+    settings = replace(S, reader_calibration=flat)
+    stance = analyze_inputs(STIPEND, real_embedder, settings, reader=_MarginReader(3.0, -3.0)).report.conflict
+    assert (stance.probability, stance.threshold, stance.state) == (0.5, 0.4, "conflict")
+    case = _case("How tall is the Harbor Tower?", TOWER.format(142), TOWER_OTHER.format(157))
+    value = analyze_inputs(case, real_embedder, settings, reader=_AnsweringReader("142 m", "157 m")).report.conflict
+    assert (value.probability, value.threshold, value.state) == (0.5, 0.9, "none")
+
+
+@pytest.mark.models
 def test_off_topic_document_is_noise(real_embedder):
     case = _case("How tall is the Harbor Tower?", TOWER.format(142), OFF_TOPIC)
     rep = analyze_inputs(case, real_embedder, S).report
