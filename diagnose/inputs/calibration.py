@@ -38,6 +38,11 @@ FORMS = ("yes_no", "open")
 """The question forms that may have cut points of their own (``by_form`` in the calibration file)."""
 
 
+def form_of(yes_no: bool) -> str:
+    """The question form (:data:`FORMS`) of a yes/no (``yes_no``) or an open question."""
+    return FORMS[0] if yes_no else FORMS[1]
+
+
 def shipped_file(reader: str) -> str:
     """The package-data file of ``reader``'s calibration (one of :data:`READERS`)."""
     if reader not in READERS:
@@ -95,7 +100,7 @@ class ConflictCalibration:
 
     def cuts(self, yes_no: bool = False) -> tuple[float, float]:
         """(conflict_at, unsure_at) of a yes/no (``yes_no``) or an open question."""
-        form = FORMS[0] if yes_no else FORMS[1]
+        form = form_of(yes_no)
         return next(((c, u) for f, c, u in self.by_form if f == form), (self.conflict_at, self.unsure_at))
 
     def state(self, probability: float, yes_no: bool = False) -> State:

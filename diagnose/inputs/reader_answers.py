@@ -227,14 +227,15 @@ def _in_role(values: list[Value], kinds: frozenset[str] | None, dimensions: froz
         values = [v for v in values if not (physical_amount(v) and not measured_as(v, dimensions))]
     if not kinds:
         return values
-    return [v for v in values
-            if v.kind in kinds or v.kind not in _BARE_KINDS or ("date" in kinds and (_year_like(v) or _years(v)))]
+    return [v for v in values if v.kind in kinds or v.kind not in _BARE_KINDS
+            or ("date" in kinds and (_year_like(v) or _span_years(v) is not None))]
 
 
-def _years(v: Value) -> bool:
-    """A range of bare numbers written as years ("1900 to 1904") is a span of years: it answers
-    "When was he elected?" as a year does, and a page that states both years states it."""
-    return v.kind == "range" and re.fullmatch(r"range:number:\d{3,4}:\d{3,4}", v.key) is not None
+def _span_years(v: Value) -> tuple[str, str] | None:
+    """The two years of a range of bare numbers written as years ("1900 to 1904"), else None: such
+    a span answers "When was he elected?" as a year does, and a page that states both years states it."""
+    m = re.fullmatch(r"range:number:(\d{3,4}):(\d{3,4})", v.key) if v.kind == "range" else None
+    return (m[1], m[2]) if m else None
 
 
 def _year(w: Value) -> str | None:
@@ -265,7 +266,7 @@ def _stated_in(values: list[Value], text: str, in_text: list[Value], conditions_
     found = [w for w in in_text if conditions_answer or not is_condition(text, w)]
     years = {y for y in (_year(w) for w in found) if y}
     return [v for v in values if any(_states(v, w, bound_asked) for w in found)
-            or (_years(v) and set(v.key.split(":")[2:]) <= years)]
+            or ((span := _span_years(v)) is not None and set(span) <= years)]
 
 
 def _states(v: Value, w: Value, bound_asked: bool) -> bool:
