@@ -67,6 +67,7 @@ class Diagnoser:
             context_window=counter.context_window,
             reader=_ProgressReader(chosen, self.progress) if chosen is not None else None,
         )
+        info.calibrated = self.settings.inputs.reader_calibration.fitted_on(info.kernels)
         analysis.report.reader = info
         if not plan.reads:
             analysis.report.not_assessed = list(NOT_ASSESSED)

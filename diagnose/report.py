@@ -80,6 +80,12 @@ class ReaderInfo(msgspec.Struct, kw_only=True):
     name: str
     kind: Literal["static", "reference", "sampled", "server"]
     sha256: str | None = None
+    kernels: str | None = None
+    """Extension: the CPU features the in-process reader's llama.cpp was built for; its greedy
+    readings depend on them (an AVX-512 build sums in another order than an AVX2 one)."""
+    calibrated: bool | None = None
+    """Extension: whether the conflict calibration was fitted on readings of a build with these
+    ``kernels`` (None: not known, or no build to compare)."""
 
 
 class DocumentView(msgspec.Struct, kw_only=True):

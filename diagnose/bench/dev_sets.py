@@ -41,12 +41,20 @@ def make_embedder(cache_dir: Path | None):
 
 class _CachedReader:
     """Readings kept in a JSON file by (reader, prompt, question, document), so that tuning what
-    the stage does with them does not re-run the reader (readings are greedy: deterministic)."""
+    the stage does with them does not re-run the reader (readings are greedy: deterministic for
+    one build of the reader's engine, whose ``kernels`` the file records and must match)."""
+
+    KERNELS = "kernels"
 
     def __init__(self, reader, path: Path, salt: str = "", prompts: tuple[str, str] = ("", "")) -> None:
         self.reader, self.path, self.salt, self.prompts = reader, path, salt, prompts
         self.decides = reader.decides
+        self.identity = getattr(reader, "identity", None)  # the sampled model's reader has none
         self.memo = json.loads(path.read_text("utf-8")) if path.is_file() else {}
+        kernels = self.identity.kernels if self.identity else None
+        if kernels and self.memo.setdefault(self.KERNELS, kernels) != kernels:
+            raise SystemExit(f"{path} holds readings of a reader built for {self.memo[self.KERNELS]!r}, "
+                             f"but this one is built for {kernels!r}: use another --cache")
 
     def _key(self, *parts: object) -> str:
         return hashlib.sha256("\x00".join(map(str, (self.salt, *parts))).encode()).hexdigest()
@@ -73,6 +81,19 @@ class _CachedReader:
                 self.memo[keys[i]] = margin
             write_atomic(self.path, json.dumps(self.memo))
         return [self.memo[k] for k in keys]
+
+
+def _reader_info(reader: _CachedReader | None, settings: InputSettings) -> "ReaderInfo":
+    """The reports' ``input.reader``, ``calibrated`` as the pipeline says it."""
+    from diagnose.report import ReaderInfo
+
+    if reader is None:
+        return ReaderInfo(name="static", kind="static")
+    if reader.identity is None:
+        return ReaderInfo(name="embedded generator", kind="sampled")
+    info = ReaderInfo(**reader.identity.to_dict())
+    info.calibrated = settings.reader_calibration.fitted_on(info.kernels)
+    return info
 
 
 def _parsed_again(reading):
@@ -125,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         analyses = [bench.analyze(c, embedder, settings, reader) for c in cases]
         elapsed = time.perf_counter() - started
+        for analysis in analyses:
+            analysis.report.reader = _reader_info(reader, settings)
         out = args.outdir / name
         for case, analysis in zip(cases, analyses):
             write_atomic(out / f"{case.id}.json", json.dumps(bench.report_dict(case, analysis), ensure_ascii=False, indent=1))

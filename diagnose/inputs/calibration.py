@@ -65,6 +65,9 @@ class ConflictCalibration:
     """Probability at or above which the state is at least ``unsure``."""
     by_form: tuple[tuple[str, float, float], ...] = ()
     """(form, conflict_at, unsure_at) of the question forms with cut points of their own."""
+    reader_kernels: tuple[str, ...] = ()
+    """The reader builds (:func:`diagnose.reader.llama.build_kernels`) whose readings the fit
+    read (``fit.reader_kernels``); empty when not recorded."""
 
     def __post_init__(self) -> None:
         for form, conflict_at, unsure_at in (("", self.conflict_at, self.unsure_at), *self.by_form):
@@ -84,6 +87,7 @@ class ConflictCalibration:
             unsure_at=float(data["unsure_at"]),
             by_form=tuple((str(form), float(cut["conflict_at"]), float(cut["unsure_at"]))
                           for form, cut in data.get("by_form", {}).items()),
+            reader_kernels=tuple(str(k) for k in data.get("fit", {}).get("reader_kernels", ())),
         )
 
     @classmethod
@@ -92,6 +96,13 @@ class ConflictCalibration:
         ``conflict_calibration.json``) or ``reference`` (``conflict_calibration_reference.json``)."""
         text = resources.files("diagnose.inputs").joinpath(shipped_file(reader)).read_text("utf-8")
         return cls.from_dict(json.loads(text))
+
+    def fitted_on(self, kernels: str | None) -> bool | None:
+        """Whether this fit read readings of a reader build with ``kernels``; None when either
+        side is not known (a server, or a fit that did not record its builds)."""
+        if not kernels or not self.reader_kernels:
+            return None
+        return kernels in self.reader_kernels
 
     def probability(self, features: Mapping[str, float]) -> float:
         """``sigmoid(bias + sum of weight x feature)``; features without a weight count 0."""

@@ -22,7 +22,7 @@ import numpy as np
 from diagnose.errors import ModelError
 from diagnose.reader.readings import ReadingStats
 
-__all__ = ["LlamaEngine", "Reply", "refuse_amx"]
+__all__ = ["LlamaEngine", "Reply", "build_kernels", "refuse_amx"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,15 @@ def refuse_amx(system_info: str) -> None:
                          "weights: rebuild it with `make reader` (it compiles without AMX)")
 
 
+def build_kernels(system_info: str) -> str:
+    """What a llama.cpp build computes with, from its ``llama_print_system_info()`` line: the
+    CPU features it was compiled for, in that line's order (``"SSE3 SSSE3 AVX AVX2 F16C FMA BMI2
+    LLAMAFILE OPENMP REPACK"`` for `make reader`'s portable build). Two builds with the same
+    string run the same kernels and read alike."""
+    _, found, cpu = system_info.partition("CPU :")
+    return " ".join(re.findall(r"\b([A-Z][A-Z0-9_]*)\s*=\s*1\b", cpu if found else system_info))
+
+
 class LlamaEngine:
     """One loaded GGUF; :meth:`reply` answers one chat prompt greedily."""
 
@@ -56,7 +65,10 @@ class LlamaEngine:
 
         from llama_cpp import llama_print_system_info
 
-        refuse_amx(llama_print_system_info().decode(errors="replace"))
+        system_info = llama_print_system_info().decode(errors="replace")
+        refuse_amx(system_info)
+        self.kernels = build_kernels(system_info)
+        """The build's CPU features (:func:`build_kernels`): the report's ``input.reader.kernels``."""
         n_threads = threads or os.cpu_count() or 1
         self.path = path
         self.reuse_prefix = reuse_prefix

@@ -37,9 +37,11 @@ class ReaderIdentity:
     name: str
     kind: ReaderKind
     sha256: str | None = None
+    kernels: str | None = None
+    """The in-process engine's build (:func:`diagnose.reader.llama.build_kernels`); None for a server."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "sha256": self.sha256}
+        return {"name": self.name, "kind": self.kind, "sha256": self.sha256, "kernels": self.kernels}
 
 
 class Engine(Protocol):
@@ -138,4 +140,5 @@ def reference_reader(engine: Engine) -> StructuredReader:
     """The pinned reference reader over its loaded ``engine``."""
     from diagnose.reader.weights import REFERENCE
 
-    return StructuredReader(engine, ReaderIdentity(REFERENCE.name, "reference", REFERENCE.sha256))
+    return StructuredReader(engine, ReaderIdentity(REFERENCE.name, "reference", REFERENCE.sha256,
+                                                   getattr(engine, "kernels", None)))

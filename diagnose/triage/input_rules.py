@@ -68,6 +68,23 @@ def reader_unavailable(ctx: TriageContext) -> Flag | None:
     )
 
 
+def reader_build(ctx: TriageContext) -> Flag | None:
+    """An ``info`` when the reader's engine was built for other CPU features than the readings its
+    conflict calibration was fitted on: a greedy reading can differ between builds."""
+    reader = ctx.inputs.reader
+    if reader is None or reader.calibrated is not False:
+        return None
+    return Flag(
+        "info",
+        {"reader": reader.name, "kernels": reader.kernels, "calibrated": False},
+        f"The reader's llama.cpp was built for {reader.kernels}, not for the CPU features of the build "
+        "whose readings the conflict calibration was fitted on. Another build sums in another order, so "
+        "a few documents can read differently and the conflict probability's cut points may not hold. "
+        "Rebuild the reader with `make reader` (the portable build), or refit the calibration on this "
+        "build's readings (scripts/calibrate-conflict).",
+    )
+
+
 def noise_share(ctx: TriageContext) -> Flag | None:
     total = len(ctx.inputs.documents) or len(ctx.case.documents)
     noise = len(ctx.inputs.noise_documents)

@@ -18,6 +18,7 @@ RULES: tuple[Rule, ...] = (
     Rule("input.unclear_delimiters", "input", input_rules.unclear_delimiters),
     Rule("input.lost_in_the_middle", "input", input_rules.lost_in_the_middle),
     Rule("input.reader_unavailable", "input", input_rules.reader_unavailable),
+    Rule("input.reader_build", "input", input_rules.reader_build),
     Rule("sampling.split_center_pull", "sampling", sampling_rules.split_center_pull),
     Rule("sampling.weak_pull", "sampling", sampling_rules.weak_pull),
     Rule("sampling.strong_pull", "sampling", sampling_rules.strong_pull),

@@ -60,3 +60,14 @@ def test_the_shipped_reference_calibration_has_ordered_cut_points_for_each_form(
     for yes_no in (True, False):
         conflict_at, unsure_at = shipped.cuts(yes_no)
         assert 0.0 <= unsure_at <= conflict_at <= 1.0
+
+
+def test_a_fit_records_the_reader_builds_it_read_and_says_whether_a_build_is_one():
+    data = {"weights": {"bias": 0.0}, "conflict_at": 0.9, "unsure_at": 0.5,
+            "fit": {"reader_kernels": ["AVX AVX2 FMA", "AVX AVX2 AVX512 FMA"]}}
+    cal = ConflictCalibration.from_dict(data)
+    assert cal.fitted_on("AVX AVX2 FMA") is True and cal.fitted_on("AVX AVX2 AVX512 FMA") is True
+    assert cal.fitted_on("AVX AVX2 AVX512 AVX512_VNNI FMA") is False
+    # unknown on either side: a server reader has no build, an older fit recorded none
+    assert cal.fitted_on(None) is None
+    assert ConflictCalibration.from_dict({**data, "fit": {}}).fitted_on("AVX AVX2 FMA") is None

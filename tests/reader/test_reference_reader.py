@@ -86,4 +86,6 @@ def test_inputs_reads_with_the_reference_reader_by_default_and_says_so(reader, t
     report = json.loads(out.read_text(encoding="utf-8"))["input"]
     assert report["reader"]["kind"] == "reference" and report["tier"] == "read"
     assert report["reader"]["sha256"].startswith("cc324af0") and report["not_assessed"] == []
+    # the build it ran is named, and make setup's build is the one the calibration read
+    assert "AVX2" in report["reader"]["kernels"] and report["reader"]["calibrated"] is True
     assert "read by: reference reader" in capsys.readouterr().out

@@ -17,6 +17,7 @@ from diagnose.report import (
     Finding,
     GravityCenter,
     InputReport,
+    ReaderInfo,
     SamplingReport,
     TemperatureRun,
     verdict_of,
@@ -68,7 +69,8 @@ def loud_context(loops: bool = True) -> TriageContext:
         prompt_tokens=2000, context_window=2200,
         instruction_conflicts=[["Be brief.", "Explain in detail."]],
         delimiter_issue="documents are concatenated", strongest_center_position=0.5,
-        not_assessed=["stance", "entity", "standing_from_text"], reader_note="the reference reader is not installed")
+        not_assessed=["stance", "entity", "standing_from_text"], reader_note="the reference reader is not installed",
+        reader=ReaderInfo(name="reader", kind="reference", kernels="AVX2 AVX512", calibrated=False))
     runs = [_run(0.7, repetition_rate=0.3 * loops, truncation_rate=0.25, unavailable=["compliance_rate", "constraints[0]"],
                  answer_kinds={"answer": 6, "other": 2, "none": 0}),
             _run(0.2, semantic_entropy=1.2, first_token_divergence=0.75, repetition_rate=0.5 * loops,

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from diagnose.report import Conflict, ConflictPair, GravityCenter, TemperatureRun
+from diagnose.report import Conflict, ConflictPair, GravityCenter, ReaderInfo, TemperatureRun
 from diagnose.triage import environment_rules as env_rules
 from diagnose.triage import framework_rules, input_rules, length_rules, sampling_rules
 from diagnose.triage.context import DeterminismCheck
@@ -52,6 +52,22 @@ def test_an_unsure_verdict_is_info_not_warn() -> None:
     assert flag.advice.startswith("Possibly")
     sure = Conflict(detected=True, score=0.9, probability=0.9, state="conflict", threshold=0.8)
     assert input_rules.competing_centers(make_ctx(inputs=make_inputs(conflict=sure))).severity == "warn"
+
+
+def _reference(calibrated: bool | None) -> ReaderInfo:
+    return ReaderInfo(name="reader.gguf", kind="reference", sha256="ab" * 32, kernels="AVX AVX2 AVX512 FMA",
+                      calibrated=calibrated)
+
+
+def test_a_reader_built_for_other_cpu_features_than_its_calibration_read_is_named() -> None:
+    flag = input_rules.reader_build(make_ctx(inputs=make_inputs(reader=_reference(False))))
+    assert flag.severity == "info" and flag.evidence["kernels"] == "AVX AVX2 AVX512 FMA"
+    assert "AVX AVX2 AVX512 FMA" in flag.advice and "make reader" in flag.advice
+
+
+@pytest.mark.parametrize("reader", [_reference(True), _reference(None), None], ids=["fitted", "unknown", "static"])
+def test_reader_build_is_silent_unless_the_build_is_known_to_differ(reader) -> None:
+    assert input_rules.reader_build(make_ctx(inputs=make_inputs(reader=reader))) is None
 
 
 def test_competing_centers_caps_pairs_at_five() -> None:
