@@ -97,7 +97,8 @@ def reader_line(inp) -> str:
     if reader.kind == "static":
         return "nobody: the text alone" + (f" ({inp.reader_note})" if inp.reader_note else "")
     digest = f" (sha256 {reader.sha256[:12]}…)" if reader.sha256 else ""
-    return f"{reader.kind} reader {reader.name}{digest}"
+    build = ", built for other CPU features than its calibration read" if reader.calibrated is False else ""
+    return f"{reader.kind} reader {reader.name}{digest}{build}"
 
 
 class Console:

@@ -66,3 +66,16 @@ def test_plain_progress_lines_are_timestamped_and_spaced_out():
     assert lines[0] == "[00:00] sampling: 0/48"
     assert lines[-1] == "[00:48] sampling: 48/48"
     assert 5 <= len(lines) <= 7  # one every ten seconds, plus the start and the end
+
+
+def test_the_reader_line_says_when_its_build_is_not_the_one_the_calibration_read():
+    from diagnose.console import reader_line
+    from diagnose.report import ReaderInfo
+
+    def line(calibrated):
+        reader = ReaderInfo(name="q", kind="reference", sha256="cc324af0" * 8, kernels="AVX2 AVX512",
+                            calibrated=calibrated)
+        return reader_line(msgspec.structs.replace(msgspec.convert(report(), Report).input, reader=reader))
+
+    assert line(False) == "reference reader q (sha256 cc324af0cc32…), built for other CPU features than its calibration read"
+    assert line(True) == line(None) == "reference reader q (sha256 cc324af0cc32…)"
