@@ -140,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     choice = "sampled" if args.read else args.reader
     reader = None if choice == "static" else open_reader(choice, args.cache or args.outdir)
     settings = _overridden(InputSettings(), args.setting, parser)
+    reader_info = _reader_info(reader, settings)
     for name in args.sets.split(","):
         data = _SHARED / "data" / name
         cases = bench.load_cases(sorted((data / "cases").glob("*.json"))[: args.limit or None])
@@ -147,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         analyses = [bench.analyze(c, embedder, settings, reader) for c in cases]
         elapsed = time.perf_counter() - started
         for analysis in analyses:
-            analysis.report.reader = _reader_info(reader, settings)
+            analysis.report.reader = reader_info
         out = args.outdir / name
         for case, analysis in zip(cases, analyses):
             write_atomic(out / f"{case.id}.json", json.dumps(bench.report_dict(case, analysis), ensure_ascii=False, indent=1))
