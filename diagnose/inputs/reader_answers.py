@@ -222,13 +222,28 @@ def _in_role(values: list[Value], kinds: frozenset[str] | None, dimensions: froz
     physical measure (``dimensions``: :func:`~diagnose.text.questions.asked_dimensions`), an amount
     measured otherwise: "What is the input voltage?" is not answered by "rated for 75 °C", nor, when
     it asks a count (:data:`~diagnose.text.questions.COUNT`), any amount: "What is the population?"
-    is not answered by "421 km²"."""
+    is not answered by "421 km²". Where it names only physical measures and its grammar asks for no
+    kind (None), no figure without a measure answers it either (:func:`_unmeasured`): "What is the
+    input voltage range?" is not answered by the "18" and the "14 AWG" (read as money) of "18-14 AWG
+    copper wire"."""
     if COUNT in dimensions or any(d.startswith("[") for d in dimensions):
         values = [v for v in values if not (physical_amount(v) and not measured_as(v, dimensions))]
+    if kinds is None and dimensions and all(d.startswith("[") for d in dimensions):
+        values = [v for v in values if not _unmeasured(v, dimensions)]
     if not kinds:
         return values
     return [v for v in values if v.kind in kinds or v.kind not in _BARE_KINDS
             or ("date" in kinds and (_year_like(v) or _span_years(v) is not None))]
+
+
+def _unmeasured(v: Value, dimensions: frozenset[str]) -> bool:
+    """Whether ``v`` is a figure with no measure of those the question names (``dimensions``): a
+    bare number, a range of them, a date, an amount of money or a share. A value with a form of its
+    own (an address, a time of day, a version) is not one: a question's unit word may be a verb of
+    it ("request")."""
+    if measured_as(v, dimensions):
+        return False
+    return v.kind in _BARE_KINDS | {"money", "percent"} or v.key.startswith("range:number:")
 
 
 def _span_years(v: Value) -> tuple[str, str] | None:

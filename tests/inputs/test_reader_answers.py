@@ -325,6 +325,19 @@ def test_an_amount_measured_otherwise_than_the_question_names_is_no_answer():
     assert _keys(("12 V", None), ("12 V", None), texts=texts, question=question)[0] is not None
 
 
+def test_a_figure_without_a_measure_answers_no_question_that_names_only_a_measure():
+    texts = ["Wire the Kestrel PS-90 with 16-12 AWG cable; it accepts 100-240 VAC at 50/60 Hz.",
+             "Kestrel PS-90 input: 100-240 VAC.", "Kestrel PS-90 input range 100-240 VAC, fused at 2 A."]
+    question = "What is the input voltage range of the Kestrel PS-90?"
+    keys = _keys(("16-12 AWG cable", None), ("100-240 VAC", None), ("100-240 VAC", None), texts=texts,
+                 question=question)
+    assert keys[0] is None and keys[1] == keys[2] is not None
+    # a value with a form of its own still answers where a question's unit word is only a verb of it
+    mails = ["Write to privacy@kestrel.example to request erasure.", "Erasure: privacy@kestrel.example."]
+    assert None not in _keys(("privacy@kestrel.example", None), ("privacy@kestrel.example", None), texts=mails,
+                             question="Which address should customers use to request erasure of their data?")
+
+
 def test_an_amount_answers_no_question_that_asks_a_count():
     texts = ["Harrow Vale covers 421 km² and had 16,337 inhabitants in 2017.", "Harrow Vale: 16,337 people."]
     question = "What is the population of Harrow Vale?"
