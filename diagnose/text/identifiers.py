@@ -1,6 +1,7 @@
 """Identifiers, versions and times of day, claimed before numbers are read: a URL, an e-mail
-address, a host, an IPv4 address, a phone number, a version ("v2.4.0"), "14:30" or "3 pm"
-(and ranges of times). packaging canonicalises versions ("v2.4.0" == "2.4")."""
+address, a host, an IPv4 address, a phone number, a version ("v2.4.0"), "14:30", "3 pm",
+"15h30", "下午3点" or "午後3時" (and ranges of times: "2:00-4:00 pm", "下午2点至4点", where a
+period written once holds for both ends). packaging canonicalises versions ("v2.4.0" == "2.4")."""
 
 from __future__ import annotations
 
@@ -30,13 +31,21 @@ _VERSION = re.compile(
     r"(?<![\d.])(?P<ver>\d+(?:\.\d+)*+(?:[-.]?(?:a|b|rc|alpha|beta|dev|post|pre)\.?\d*)?)(?!\w|\.\d)",
     re.I,
 )
+_CJK_PERIOD = {"上午": "a", "早上": "a", "午前": "a", "中午": "p", "下午": "p", "傍晚": "p", "晚上": "p", "午後": "p"}
+"""Chinese and Japanese words for a part of the day written before an hour ("下午3点": 3 pm)."""
 _TIME = re.compile(
+    rf"(?:(?P<pre>{'|'.join(_CJK_PERIOD)})\s?)?"
     r"(?<![\d:.])(?:(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)(?::[0-5]\d)?(?:\s?(?P<ap>[ap])\.?m\.?(?![A-Za-z]))?"
     r"|(?P<h2>1[0-2]|0?[1-9])\s?(?P<ap2>[ap])\.?m\.?(?![A-Za-z])"
-    r"|(?P<h3>[01]?\d|2[0-3])\s?[点點時时]\s?(?:(?P<m3>[0-5]?\d)\s?分(?!钟|鐘)|(?P<half>半)))(?![\d:])",
+    r"|(?P<h3>[01]?\d|2[0-3])\s?[点點時时]\s?(?:(?P<m3>[0-5]?\d)\s?分(?!钟|鐘)|(?P<half>半)|(?<=[点點時时])(?=\s?(?:至|到|から|[-–—~〜～]))|(?(pre)(?<=[点點時时])|(?!)))"
+    r"|(?P<h4>[01]?\d|2[0-3])\s?h\s?(?P<m4>[0-5]\d))(?![\d:])",
     re.I,
 )
-_TIME_TO = re.compile(r"\s*(?:[-–—~〜]|to|à)\s*", re.I)
+"""A time of day. A bare hour in Chinese or Japanese ("3点": also "3 points") only after a part of the
+day ("下午") or at the start of a range ("2点至4点"); "15h30" as French writes it, never "8h" (a span)."""
+_TIME_TO = re.compile(r"\s*(?:[-–—~〜～]|to|à|至|到|から)\s*", re.I)
+_RANGE_END = re.compile(r"(?P<h>[01]?\d|2[0-3])\s?(?:[点點時时](?![間间])|h(?![A-Za-z]))(?![\d:])")
+"""The far end of a range written as a bare hour ("至4点", "から5時", "à 16h"): an hour only there."""
 
 
 def _phone_ok(s: str) -> bool:
@@ -92,15 +101,51 @@ def identifier_claims(w: str) -> list[Candidate]:
             continue
         start = m.start("v") if m.group("v") else m.start("ver")
         out.append(Candidate(start, m.end(), "version", version_key(ver), prio=6))
-    times = []
-    for m in _TIME.finditer(w):
-        hour = int(m.group("h") or m.group("h2") or m.group("h3"))
-        ampm = (m.group("ap") or m.group("ap2") or "").lower()
-        hour = hour % 12 + (12 if ampm == "p" else 0) if ampm else hour
-        seconds = hour * 3600 + (30 if m.group("half") else int(m.group("m") or m.group("m3") or 0)) * 60
-        times.append(Candidate(m.start(), m.end(), "quantity", f"quantity:time_of_day:{seconds}", "[time_of_day]", seconds, 3))
+    times = _times(w)
     for a, b in zip(times, times[1:]):
         if _TIME_TO.fullmatch(w, a.end, b.start):
-            lo, hi = a.magnitude, b.magnitude
+            lo, hi = _one_period(a, b)
             out.append(Candidate(a.start, b.end, "range", f"range:time_of_day:{lo:g}:{hi:g}", "[time_of_day]", None, 3))
-    return out + times
+    return out + [t.candidate for t in times]
+
+
+class _Time:
+    """A time of day found in a text: its candidate, and the part of the day its hour was written
+    with (``a``, ``p``; None when written without one, on a 24-hour clock or alone)."""
+
+    def __init__(self, start: int, end: int, hour: int, minute: int, period: str | None) -> None:
+        self.start, self.end, self.hour, self.minute, self.period = start, end, hour, minute, period
+        seconds = self.seconds()
+        self.candidate = Candidate(start, end, "quantity", f"quantity:time_of_day:{seconds}", "[time_of_day]", seconds, 3)
+
+    def seconds(self, period: str | None = None) -> int:
+        period = period or self.period
+        hour = self.hour % 12 + (12 if period == "p" else 0) if period and self.hour <= 12 else self.hour
+        return hour * 3600 + self.minute * 60
+
+
+def _times(w: str) -> list[_Time]:
+    times: list[_Time] = []
+    for m in _TIME.finditer(w):
+        hour = int(m.group("h") or m.group("h2") or m.group("h3") or m.group("h4"))
+        period = (m.group("ap") or m.group("ap2") or "").lower() or _CJK_PERIOD.get(m.group("pre") or "")
+        far = _TIME_TO.match(w, m.end())
+        end = _RANGE_END.match(w, far.end()) if far and far.end() > m.end() else None
+        if m.group("h3") and not (m.group("pre") or m.group("m3") or m.group("half") or end):
+            continue  # "3点" alone may be three points
+        minute = 30 if m.group("half") else int(m.group("m") or m.group("m3") or m.group("m4") or 0)
+        times.append(_Time(m.start(), m.end(), hour, minute, period))
+        if end and not _TIME.match(w, far.end()):
+            times.append(_Time(end.start(), end.end(), int(end.group("h")), 0, None))
+    return times
+
+
+def _one_period(a: _Time, b: _Time) -> tuple[int, int]:
+    """The seconds of a range's two ends, a part of the day written at one end holding for the other
+    when that keeps the range in order: "2:00-4:00 pm" is 14:00-16:00, "10:00-2:00 pm" 10:00-14:00."""
+    lo, hi = a.seconds(), b.seconds()
+    if b.period and not a.period and a.seconds(b.period) <= hi:
+        lo = a.seconds(b.period)
+    if a.period and not b.period and b.seconds(a.period) >= lo:
+        hi = b.seconds(a.period)
+    return lo, hi

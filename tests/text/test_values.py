@@ -199,6 +199,14 @@ KEYS = [
     ("2pm", "quantity", "quantity:time_of_day:50400"),
     ("14:00–16:00", "range", "range:time_of_day:50400:57600"),
     ("8点30分", "quantity", "quantity:time_of_day:30600"),
+    ("下午3点", "quantity", "quantity:time_of_day:54000"),
+    ("15h30", "quantity", "quantity:time_of_day:55800"),
+    ("周二下午2点至4点", "range", "range:time_of_day:50400:57600"),
+    ("午後3時から5時まで", "range", "range:time_of_day:54000:61200"),
+    ("de 14h30 à 16h", "range", "range:time_of_day:52200:57600"),
+    ("2:00-4:00 pm", "range", "range:time_of_day:50400:57600"),
+    ("10:00-2:00 pm", "range", "range:time_of_day:36000:50400"),
+    ("9 a.m. to 5 p.m.", "range", "range:time_of_day:32400:61200"),
 ]
 
 
@@ -270,6 +278,12 @@ def test_parenthesised_restatement_is_one_value():
 def test_lone_one_is_not_a_number_but_one_hour_is():
     assert extract_values("no one came, one of them left") == []
     assert one("un an").key == one("12 months").key
+
+
+def test_an_hour_without_a_part_of_the_day_or_a_range_is_no_time_of_day():
+    assert one("这场比赛他得了3点").key == "number:3"  # three points
+    assert one("8h de batterie").key == one("8 hours").key  # a span, not eight o'clock
+    assert [v.kind for v in extract_values("9:00から5時間")] == ["quantity", "quantity"]  # from 9:00 for five hours
 
 
 def test_chinese_words_are_not_numbers():
