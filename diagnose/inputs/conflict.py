@@ -126,7 +126,10 @@ FEATURES: tuple[str, ...] = (
 - ``spread``: 1 - the mean cosine between two non-noise documents (how far apart they argue);
 - ``extra_centers``: centers beyond the first, a half each (1 for three or more);
 - ``center_gap``: 1 - the cosine between the two largest centers' mean vectors (what they are about);
-- ``read_split``: read tier: how far apart the documents' own answers are (0 when not read);
+- ``read_split``: read tier: how far apart the documents' own answers are: a yes/no question's
+  margins' range, else 1 when two centers give different answers (each center's most given: a
+  page its center took in by its text, :func:`diagnose.inputs.stage._echoes_join`, reads with it;
+  0 when not read);
 - ``yes_gap``: read tier, yes/no questions: the widest gap between two documents' probabilities
   of yes (the sigmoid of their yes-minus-no margins; 0 otherwise);
 - ``pair_split``: read tier, yes/no questions: the mean probability the generator gives to "no"

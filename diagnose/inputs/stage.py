@@ -367,8 +367,8 @@ def _features(emb, members, found, copies, yes_no, readings, split, share, setti
             read_split = float(np.clip((max(margins) - min(margins)) / (2 * settings.read_margin_scale), 0.0, 1.0))
             # The margin is a log-odds: two firm yeses far apart in margin agree, a weak yes and a weak no do not.
             yes_gap = sigmoid(max(margins)) - sigmoid(min(margins))  # P(yes) of each margin
-    elif readings is not None:
-        keys = {found[i].key for i in live if found[i] is not None and found[i].key}
+    elif readings is not None:  # each center's answer: a document it took in by its text reads with it
+        keys = {_main_key(m, found) for m in members} - {None}
         read_split = 1.0 if len(keys) >= 2 else 0.0
     return {
         "value_split": 0.0 if yes_no else split,
@@ -383,6 +383,12 @@ def _features(emb, members, found, copies, yes_no, readings, split, share, setti
         "read_split": read_split,
         "yes_gap": yes_gap,
     }
+
+
+def _main_key(member_docs: list[int], found: list[DocAnswer | None]) -> str | None:
+    """The answer key most of a center's documents give (None: none gives one)."""
+    keys = Counter(found[i].key for i in member_docs if found[i] is not None and found[i].key)
+    return keys.most_common(1)[0][0] if keys else None
 
 
 def _echo(texts: list[str], members: list[list[int]], found: list[DocAnswer | None]) -> float:

@@ -248,6 +248,8 @@ def test_a_lone_reading_of_a_page_that_states_the_answer_joins_the_answers_cente
     assert _centers(joined.report) == [["d0", "d1", "d2"]]  # the reader read the mast's height of a page that gives 142 m
     apart = analyze_inputs(_case(question, TOWER.format(142), TOWER_OTHER.format(142), other), real_embedder, S, reader=read)
     assert _centers(apart.report) == [["d0", "d1"], ["d2"]]
+    # the joined page's other reading is no second answer to the verdict either
+    assert joined.report.conflict.features["read_split"] == 0.0 and apart.report.conflict.features["read_split"] == 1.0
     changed = "Porto Lindo's Harbor Tower was 142 m tall until 2019, when a new spire raised it to 157 m."
     new = analyze_inputs(_case(question, TOWER.format(142), TOWER_OTHER.format(142), changed), real_embedder, S, reader=read)
     assert _centers(new.report) == [["d0", "d1"], ["d2"]]  # an old and a new height: the new one is its answer
