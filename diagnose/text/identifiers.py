@@ -131,7 +131,7 @@ def _times(w: str) -> list[_Time]:
         hour = int(m.group("h") or m.group("h2") or m.group("h3") or m.group("h4"))
         period = (m.group("ap") or m.group("ap2") or "").lower() or _CJK_PERIOD.get(m.group("pre") or "")
         far = _TIME_TO.match(w, m.end())
-        end = _RANGE_END.match(w, far.end()) if far and far.end() > m.end() else None
+        end = _RANGE_END.match(w, far.end()) if far else None
         if m.group("h3") and not (m.group("pre") or m.group("m3") or m.group("half") or end):
             continue  # "3点" alone may be three points
         minute = 30 if m.group("half") else int(m.group("m") or m.group("m3") or m.group("m4") or 0)
