@@ -133,13 +133,15 @@ def _shared_value(values: list[list[Value]], group: list[int], i: int) -> Value 
 def _quoted_claim(doc: int, text: str, in_text: list[Value], doc_claims: list[Claim], answer: str,
                   v: Value | None, bound_asked: bool) -> Claim | None:
     """The claim a conflict's evidence quotes for a document's answer: the sentence of ``text``
-    that states the answer's value ``v`` (``in_text``: the document's values), or for an answer in
-    words the sentence that shares most of its words, so that two sides are quoted by what they
-    answer, not by their titles. One of the document's best claims (``doc_claims``) when it is that
+    that states the answer's value ``v`` (``in_text``: the document's values; where it is written
+    in full, there), or for an answer in words the sentence that shares most of its words, so that
+    two sides are quoted by what they answer, not by their titles. One of the document's best claims (``doc_claims``) when it is that
     sentence; the first of them when no sentence holds the answer."""
     sentences = split_sentences(text)
     if v is not None:
-        at = next((w.start for w in in_text if _states(v, w, bound_asked)), None)
+        # The value as written first: a year alone (a heading's "2025") also states a date in it.
+        states = sorted((w for w in in_text if _states(v, w, bound_asked)), key=lambda w: w.key != v.key)
+        at = states[0].start if states else None
         stating = [s for s in sentences if at is not None and s.start <= at < s.start + len(s.text)]
     else:
         words = content_tokens(answer)
