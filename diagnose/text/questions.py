@@ -236,8 +236,11 @@ def predicate_text(question: str) -> str:
     return " ".join(w for k, w in enumerate(words) if k == 0 or not _NAME_WORD.fullmatch(w.strip("\"'“”‘’()?,.!:;")))
 
 
-_NAME_WORD = re.compile(r"[A-Z][A-Za-z0-9'’.&-]*")
-_NAME_RUN = re.compile(r"(?<![A-Za-z0-9'’.&-])[A-Z][A-Za-z0-9'’.&-]*")
+# Latin letters with their accented forms: "Aérolys", "Économie" and "Łódź" are capitalised words.
+_UPPER = "A-ZÀ-ÖØ-Þ"
+_LATIN = "A-Za-zÀ-ÖØ-öø-ÿ\u0100-\u024f"
+_NAME_WORD = re.compile(rf"[{_UPPER}][{_LATIN}0-9'’.&-]*")
+_NAME_RUN = re.compile(rf"(?<![{_LATIN}0-9'’.&-])[{_UPPER}][{_LATIN}0-9'’.&-]*")
 
 
 def stated_values(question: str) -> list["Value"]:
@@ -264,7 +267,7 @@ def subject_text(question: str) -> str:
     language: the words :func:`predicate_text` leaves out, and a capitalised word written among
     CJK characters ("*Pro*套餐每月多少钱", "*Pro*プランの月額は"). The question's first word, when
     it opens a sentence of words, is no name."""
-    first = re.match(r"[\W_]*[A-Za-z]+(?=\s)", question)
+    first = re.match(rf"[\W_]*[{_LATIN}]+(?=\s)", question)
     return " ".join(m.group() for m in _NAME_RUN.finditer(question)
                     if not (first and m.start() < first.end()))
 

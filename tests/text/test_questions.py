@@ -94,6 +94,7 @@ def test_asked_dimensions(question, dimensions):
     ("Pro套餐每月多少钱？", "Pro"),
     ("Proプランの月額料金はいくらですか？", "Pro"),
     ("Pro plan price?", ""),  # a sentence's first word is capitalised whatever it is
+    ("Quel est le tarif Étudiant chez Vélonor à Besançon ?", "Étudiant Vélonor Besançon"),  # accented capitals
 ])
 def test_subject_text_is_the_capitalised_names_in_any_language(question, subject):
     assert subject_text(question) == subject
@@ -101,6 +102,7 @@ def test_subject_text_is_the_capitalised_names_in_any_language(question, subject
 
 def test_predicate_text_drops_the_capitalised_subject():
     assert predicate_text("What is the default timeout of the Orbit Gateway?") == "What is the default timeout of the"
+    assert predicate_text("Quel est le tarif Étudiant chez Vélonor ?") == "Quel est le tarif chez ?"
 
 
 def test_units_of_the_values_a_question_states_are_conditions_not_dimensions():
