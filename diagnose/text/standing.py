@@ -81,7 +81,7 @@ _DATE_BEFORE = re.compile(r"""
   | (?:生效|施行|实施|发布|更新|修订)日期|最后更新|(?:更新|发布|修订)于
   | 施行日|発効日|改定日|改訂日|更新日|最終更新日?|発行日|制定日|公開日
 """, _I | re.M)
-_GAP_BEFORE = re.compile(r"""[\s:：,\-–—(]*(?:(?:on|from|as\ of|since|le|du|depuis|à\ compter\ du|à\ partir\ du
+_GAP_BEFORE = re.compile(r"""[\s:：,\-–—(]*(?:(?:on|in|from|as\ of|since|le|en|du|depuis|à\ compter\ du|à\ partir\ du
                              |dès|en\ date\ du|于|は)\s*){0,2}$""", _I)
 #: Words that date the document, after its date ("2026年2月1日起施行", "2026年2月1日改定").
 _DATE_AFTER = re.compile(r"\s*(?:起|から|より|以降)?\s*(?:施行|生效|实施|修订|发布|更新|発効|改定|改訂|制定|発行)(?![的の])")

@@ -91,6 +91,14 @@ def test_a_title_date_or_a_dating_word_after_the_date_dates_the_document(text, o
     assert read_standing(text).date == own_date
 
 
+@pytest.mark.parametrize(("text", "own_date"), [
+    ("Shuttle timetable (updated in March 2024)\nBuses leave every 20 minutes.", D(2024, 3, 1)),
+    ("Horaires des navettes (mis à jour en mars 2024)\nUn bus part toutes les 20 minutes.", D(2024, 3, 1)),
+])
+def test_a_dating_word_before_a_month_dates_the_document_in_that_month(text, own_date):
+    assert read_standing(text).date == own_date
+
+
 def test_a_date_of_no_longer_applying_is_not_an_effective_date():
     found = read_standing("本规定自2026年1月1日起不再适用。")
     assert found.authority == "archived" and found.date is None
