@@ -46,7 +46,7 @@ class TextStanding:
     """The successor it names ("version 4"), when it says it was superseded or replaced."""
     replaces: str | None = None
     """The predecessor it names ("version 3"), when it says it replaces one (the words that say
-    so where it names none: "is hereby amended")."""
+    so where it names none: "is hereby amended", or a notice's "extended to" before a new date)."""
     evidence: str | None = None
     """The sentence that says it is archived, else the words that date it."""
 
@@ -71,6 +71,18 @@ _PREDECESSOR = (
     re.compile(r"\b(?:is|are)\s+hereby\s+(?:amended|replaced|deleted|revoked)(?P<name>)", re.I),
     re.compile(r"(?<![被由已])(?:取代|替代|代替)(?P<name>[^，。；、,.;\s]{1,30})"),
     re.compile(r"(?P<name>[^、。，,\sはがを]{1,30}?)に代わる"),
+    # a notice of a changed value, which replaces what was stated before: "extended to Friday, 22
+    # November", "reporté au 3 mars", "调整为3月15日", "4月30日に延長". The new figure follows at once
+    # (after a day's or month's name) or, in Japanese, precedes; a rule's "may be extended to 6
+    # months" (可延长至, 延長できる) and a history's "moved to Medellin in 2002" change nothing.
+    re.compile(r"""(?<!can\ be\ )(?<!may\ be\ )(?<!could\ be\ )(?<!might\ be\ )
+                   \b(?i:extended|postponed|moved|rescheduled|pushed\ back|brought\ forward|changed|adjusted|updated
+                   |amended)\s+(?i:to|until|till)\b(?P<name>)(?=\s*(?:[A-Z][a-z]*\.?,?\s+){0,2}\d)""", re.X),
+    re.compile(r"\b(?:prolongée?s?|reportée?s?|repoussée?s?|décalée?s?|avancée?s?|modifiée?s?)\s+"
+               r"(?:au|à|jusqu['’](?:au|à))(?P<name>)(?=\s*(?:(?:lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)\s+)?\d)",
+               re.I),
+    re.compile(r"(?<![可能])(?:调整|延长|延期|推迟|提前|变更|更改|修改|改)(?:为|至|到)(?P<name>)(?=\d)"),
+    re.compile(r"\d[^。、\n]{0,12}?[にへ](?:変更|延長|延期|繰り上げ|繰り下げ)(?P<name>)(?!でき|可能|する場合|することが)"),
 )
 #: Words that date the document, before its date ("effective 1 March 2023", "施行日：…").
 _DATE_BEFORE = re.compile(r"""

@@ -99,6 +99,28 @@ def test_a_dating_word_before_a_month_dates_the_document_in_that_month(text, own
     assert read_standing(text).date == own_date
 
 
+@pytest.mark.parametrize("text", [
+    "Notice: the shuttle registration deadline has been extended to Friday, 30 April.",
+    "Le délai d'inscription est prolongé jusqu'au vendredi 30 avril.",
+    "班车报名截止日期调整为4月30日。",
+    "シャトルの申込締切を4月30日に延長しました。",
+])
+def test_a_notice_that_changes_a_value_replaces_what_was_stated_before(text):
+    assert read_standing(text).replaces is not None
+
+
+@pytest.mark.parametrize("text", [
+    "The shuttle depot moved to its current site in 1962.",  # a history, not a notice
+    "Its driver moved to Harrow in 2002.",
+    "The shuttle changed to a new route.",
+    "The booking window may be extended to 6 weeks.",  # a rule, not a notice
+    "预订期可延长至6周。",
+    "予約期間は最大6週間に延長できます。",
+])
+def test_a_change_told_without_a_new_figure_replaces_nothing(text):
+    assert read_standing(text).replaces is None
+
+
 def test_a_date_of_no_longer_applying_is_not_an_effective_date():
     found = read_standing("本规定自2026年1月1日起不再适用。")
     assert found.authority == "archived" and found.date is None
