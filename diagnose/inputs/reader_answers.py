@@ -135,8 +135,9 @@ def _quoted_claim(doc: int, text: str, in_text: list[Value], doc_claims: list[Cl
     """The claim a conflict's evidence quotes for a document's answer: the sentence of ``text``
     that states the answer's value ``v`` (``in_text``: the document's values; where it is written
     in full, there), or for an answer in words the sentence that shares most of its words, so that
-    two sides are quoted by what they answer, not by their titles. One of the document's best claims (``doc_claims``) when it is that
-    sentence; the first of them when no sentence holds the answer."""
+    two sides are quoted by what they answer, not by their titles. One of the document's best
+    claims (``doc_claims``) when it is that sentence; the first of them when no sentence holds the
+    answer."""
     sentences = split_sentences(text)
     if v is not None:
         # The value as written first: a year alone (a heading's "2025") also states a date in it.

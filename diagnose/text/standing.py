@@ -3,7 +3,8 @@ replaced it, read from its text in English, Chinese, French and Japanese.
 
 Only what the document says about ITSELF counts, so the vocabularies are small and
 generic: status words (archived, superseded, withdrawn, no longer in effect, 已废止, 廃止,
-abrogé...), successions (superseded by X, 被X取代, remplacé par X, Xに置き換え) and dates
+abrogé...), successions (superseded by X, 被X取代, remplacé par X, Xに置き換え; a notice that
+changes a value replaces what was stated before: extended to 22 November, 调整为3月15日) and dates
 next to the words that date a document (effective, last updated, 生效日期, 自…起施行,
 施行日, 改定, en vigueur le, mis à jour le...).
 
@@ -79,8 +80,8 @@ _PREDECESSOR = (
                    \b(?i:extended|postponed|moved|rescheduled|pushed\ back|brought\ forward|changed|adjusted|updated
                    |amended)\s+(?i:to|until|till)\b(?P<name>)(?=\s*(?:[A-Z][a-z]*\.?,?\s+){0,2}\d)""", re.X),
     re.compile(r"\b(?:prolongée?s?|reportée?s?|repoussée?s?|décalée?s?|avancée?s?|modifiée?s?)\s+"
-               r"(?:au|à|jusqu['’](?:au|à))(?P<name>)(?=\s*(?:(?:lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)\s+)?\d)",
-               re.I),
+               r"(?:au|à|jusqu['’](?:au|à))(?P<name>)"
+               r"(?=\s*(?:(?:lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)\s+)?\d)", re.I),
     re.compile(r"(?<![可能])(?:调整|延长|延期|推迟|提前|变更|更改|修改|改)(?:为|至|到)(?P<name>)(?=\d)"),
     re.compile(r"\d[^。、\n]{0,12}?[にへ](?:変更|延長|延期|繰り上げ|繰り下げ)(?P<name>)(?!でき|可能|する場合|することが)"),
 )

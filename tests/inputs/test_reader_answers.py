@@ -373,7 +373,8 @@ def test_an_answer_is_quoted_by_the_sentence_that_states_it_not_by_the_pages_tit
 def test_a_date_is_quoted_where_it_is_written_in_full_not_where_only_its_year_is():
     texts = ["Questions for spring 2026. When do entries close? Entries close on 2026-04-30, at noon.",
              "Notice for spring 2026. The entry deadline is moved to 15 April 2026."]
-    quotes = _quotes(["30 April 2026", "15 April 2026"], texts, "On which day do 2026 entries to the Harrow Vale prize close?")
+    question = "On which day do 2026 entries to the Harrow Vale prize close?"
+    quotes = _quotes(["30 April 2026", "15 April 2026"], texts, question)
     assert quotes == ["Entries close on 2026-04-30, at noon.", "The entry deadline is moved to 15 April 2026."]
 
 
