@@ -141,8 +141,8 @@ def _quoted_claim(doc: int, text: str, in_text: list[Value], doc_claims: list[Cl
     sentences = split_sentences(text)
     if v is not None:
         # The value as written first: a year alone (a heading's "2025") also states a date in it.
-        states = sorted((w for w in in_text if _states(v, w, bound_asked)), key=lambda w: w.key != v.key)
-        at = states[0].start if states else None
+        written = min((w for w in in_text if _states(v, w, bound_asked)), key=lambda w: w.key != v.key, default=None)
+        at = written.start if written else None
         stating = [s for s in sentences if at is not None and s.start <= at < s.start + len(s.text)]
     else:
         words = content_tokens(answer)
