@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 
 from diagnose.text._units import ALIASES, CODES, SECONDS_PER_YEAR, SYMBOLS, WORDS, Unit, resolve_unit
-from diagnose.text.sentences import HAN, KANA
+from diagnose.text.sentences import HAN, KANA, LATIN as _LATIN_LETTERS
 
 from diagnose.text.literals import parse_literal
 from diagnose.text.roles import named_span, per_time, rate_after, rate_before
@@ -53,7 +53,7 @@ _CJK_PER = re.compile(r"\s?/\s?(小时|小時|時間|分钟|分鐘|秒|天|日|�
 _PER_CJK = {"年": "year", "月": "month", "天": "day", "日": "day", "周": "week", "时": "hour"}
 _ORDINAL = re.compile(r"(?:st|nd|rd|th|er|ère|eme|ème|e|º|ª)(?![A-Za-z])")
 _DECADE = re.compile(r"'?s(?![A-Za-z])")
-LATIN = re.compile(r"[A-Za-zÀ-ɏ]")
+LATIN = re.compile(f"[{_LATIN_LETTERS}]")
 
 
 @dataclass

@@ -11,7 +11,8 @@ import re
 from typing import TYPE_CHECKING
 
 from diagnose.text.roles import asked_rate
-from diagnose.text.sentences import FUNCTION_WORDS, HAN, KANA
+from diagnose.text.sentences import FUNCTION_WORDS, HAN, KANA, LATIN_UPPER as _UPPER
+from diagnose.text.sentences import LATIN as _LATIN
 
 if TYPE_CHECKING:
     from diagnose.text.value_types import Value
@@ -236,9 +237,7 @@ def predicate_text(question: str) -> str:
     return " ".join(w for k, w in enumerate(words) if k == 0 or not _NAME_WORD.fullmatch(w.strip("\"'“”‘’()?,.!:;")))
 
 
-# Latin letters with their accented forms: "Aérolys", "Économie" and "Łódź" are capitalised words.
-_UPPER = "A-ZÀ-ÖØ-Þ"
-_LATIN = "A-Za-zÀ-ÖØ-öø-ÿ\u0100-\u024f"
+# "Aérolys" and "Économie" are capitalised words.
 _NAME_WORD = re.compile(rf"[{_UPPER}][{_LATIN}0-9'’.&-]*")
 _NAME_RUN = re.compile(rf"(?<![{_LATIN}0-9'’.&-])[{_UPPER}][{_LATIN}0-9'’.&-]*")
 

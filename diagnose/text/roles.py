@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from diagnose.text._units import SECONDS_PER_YEAR, Unit, resolve_unit
 from diagnose.text.literals import format_number
-from diagnose.text.sentences import FUNCTION_WORDS, fold
+from diagnose.text.sentences import FUNCTION_WORDS, LATIN, fold
 from diagnose.text.value_types import Value
 
 __all__ = ["as_rate", "asked_rate", "asks_count", "counted_word", "listed_things", "named_span", "names_word",
@@ -32,7 +32,7 @@ _ADVERBS = {"daily": "day", "hourly": "hour", "weekly": "week", "monthly": "mont
             "annuel": "year", "annuelle": "year", "月": "month"}  # 每月, 月額: 月 alone is a date's month elsewhere
 _PER_WORD = r"(?i:a|an|per|each|every\s+single|par|pro)"
 _SPAN_NEXT = "|".join([_PER_WORD, "in", "within", "over", *(w for w in _ADVERBS if w.isascii())])
-_WHAT_OF = rf"(?:\s+(?i:of|de)\s+[A-Za-zÀ-ÿ][\w-]*(?:\s+[A-Za-zÀ-ÿ][\w-]*)?(?=\s+(?i:{_SPAN_NEXT})\b))?"
+_WHAT_OF = rf"(?:\s+(?i:of|de)\s+[{LATIN}][\w-]*(?:\s+[{LATIN}][\w-]*)?(?=\s+(?i:{_SPAN_NEXT})\b))?"
 """What an amount is of, between it and its span of time ("4,000 mg *of Velorin* a day", "4 g *de
 sirop* par jour"): one or two words."""
 _AFTER = re.compile(
@@ -163,7 +163,7 @@ def asks_count(question: str) -> bool:
     return _ASKS_COUNT.search(question) is not None
 
 
-_COUNTED = re.compile(r"[\s-]?(?:(?P<latin>[A-Za-zÀ-ɏ]{3,})|(?:[个個项項つ]の?|の)?(?P<cjk>[\u4e00-\u9fff\u30a0-\u30ff]{2}))")
+_COUNTED = re.compile(rf"[\s-]?(?:(?P<latin>[{LATIN}]{{3,}})|(?:[个個项項つ]の?|の)?(?P<cjk>[\u4e00-\u9fff\u30a0-\u30ff]{{2}}))")
 
 
 def counted_word(text: str, end: int) -> str:

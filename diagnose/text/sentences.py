@@ -14,6 +14,11 @@ from dataclasses import dataclass
 
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 """Kana, CJK ideographs and Hangul: scripts written without spaces between words."""
+LATIN = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f"
+"""Latin letters with their accented forms ("é", "Ø", "ł"), for a character class: Latin-1's
+"×" and "÷" sit among them and are left out, so "5×3" is no name."""
+LATIN_UPPER = "A-Z\u00c0-\u00d6\u00d8-\u00de"
+"""The capitals among :data:`LATIN` that Latin-1 holds ("É", "Ø"; "Ł" of Latin Extended is not)."""
 _CJK_CHAR = re.compile(f"[{CJK}]")
 KANA = re.compile(r"[\u3040-\u30ff]")
 """Hiragana and katakana: text with them is Japanese."""

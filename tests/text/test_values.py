@@ -297,6 +297,11 @@ def test_no_values_in_plain_words_and_ordinals():
     assert extract_values("COVID-19") == []
 
 
+def test_a_multiplication_sign_is_no_letter_but_an_accented_letter_is():
+    assert [v.key for v in extract_values("a 5×3 grid, 12÷4 rows")] == ["number:5", "number:3", "number:12", "number:4"]
+    assert extract_values("the 5é model") == []  # a number run into a word is a name, accents included
+
+
 # --- offsets -----------------------------------------------------------------------------------
 
 MIXED = [
