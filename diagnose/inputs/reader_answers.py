@@ -51,15 +51,16 @@ import numpy as np
 from diagnose.inputs.answers import NO, YES, DocAnswer, measured_as, physical_amount, restates
 from diagnose.inputs.claims import Claim
 from diagnose.reader.prompt import states_nothing
-from diagnose.text.compare import range_end, same_value
+from diagnose.text.compare import comparable, range_end, same_value
 from diagnose.text.conditions import asks_bound, asks_condition, is_condition
+from diagnose.text.identifiers import half_a_day_later
 from diagnose.text.names import abbreviates
 from diagnose.text.normalise import normalise_text
 from diagnose.text.numerals import number_marks
 from diagnose.text.questions import (
     COUNT, asked_dimensions, asked_value_kinds, predicate_text, stated_values, subject_text,
 )
-from diagnose.text.sentences import cjk_share, content_tokens, overlap, split_sentences
+from diagnose.text.sentences import cjk_share, clause_end, content_tokens, overlap, split_sentences
 from diagnose.text.tables import named_cell, names_cell, table_cell
 from diagnose.text.value_types import Value
 from diagnose.text.values import extract_values
@@ -100,6 +101,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
         in_text = extract_values(text) if own else []
         in_texts.append(in_text)
         own = [x for x in (_in_named_cell(v, text, in_text, subject) for v in own) if x is not None]
+        own = [_in_asked_clause(_as_written(v, in_text), text, in_text, asked, given) for v in own]
         stated = _in_role(_stated_in(own, text, in_text, conditions_answer, bound_asked), kinds, measures)
         if written and not stated:
             answers[i] = None
@@ -291,6 +293,58 @@ def _states(v: Value, w: Value, bound_asked: bool) -> bool:
     """Whether the document's value ``w`` states the answer's ``v`` (in any unit or writing; its
     year; an end of it when a bound is asked)."""
     return _same_typed(v, w) or _year_of(v, w) or (bound_asked and range_end(v, w))
+
+
+def _as_written(v: Value, in_text: list[Value]) -> Value:
+    """``v``, or, where it is a time of day the reader wrote without its part of the day and its
+    document writes only twelve hours on, the document's value: "2:00–4:00" read from
+    "下午2点至4点" is that afternoon's (:func:`~diagnose.text.identifiers.half_a_day_later`)."""
+    if any(_same_typed(v, w) for w in in_text):
+        return v
+    return next((w for w in in_text if half_a_day_later(v, w)), v)
+
+
+def _in_asked_clause(v: Value, text: str, in_text: list[Value], asked: set[str], given: list[Value]) -> Value:
+    """``v``, or, where every sentence of its document that states it also states another amount
+    of its measure whose part of the sentence holds more of the question's words (``asked``), that
+    amount: for Economy, "18 kg" read from "12 kg in Economy and 18 kg in Business" is "12 kg". An
+    amount's part runs from the end of the clause of the amount before it (or the sentence's start)
+    to the end of its own clause (:func:`~diagnose.text.sentences.clause_end`), so a condition
+    written before it is its own ("with insurance, 100%; without, 60%"). A rival is written in the
+    unit the document writes ``v`` in (:func:`_written_unit`), and is no amount the question
+    states (``given``): that is its condition."""
+    if v.kind not in _AMOUNTS:
+        return v
+    rival = None
+    for s in split_sentences(text):
+        here = sorted((w for w in in_text if s.start <= w.start < s.start + len(s.text) and comparable(v, w)),
+                      key=lambda w: w.start)
+        ends = [clause_end(s.text, w.end - s.start) for w in here]
+        starts = [0] * len(here)  # amounts of one clause share its part
+        for k in range(1, len(here)):
+            starts[k] = starts[k - 1] if ends[k - 1] == ends[k] else ends[k - 1]
+        fit = [len(asked & set(content_tokens(s.text[a:b]))) for a, b in zip(starts, ends)]
+        mine = [k for k, w in enumerate(here) if _same_typed(v, w)]
+        if not mine:
+            continue
+        units = {_written_unit(here[k]) for k in mine}
+        rivals = (k for k, w in enumerate(here) if k not in mine and _written_unit(w) in units
+                  and not any(restates(w, g) for g in given))
+        best = max(rivals, key=fit.__getitem__, default=None)
+        if best is None or fit[best] <= max(fit[k] for k in mine):
+            return v
+        rival = rival or here[best]
+    return rival or v
+
+
+_AMOUNTS = frozenset({"quantity", "money", "percent"})
+
+
+def _written_unit(v: Value) -> str:
+    """How ``v``'s unit is written ("kg" of "12 kg", "天" of "5天", "$" of "$19"): amounts of one
+    sentence in one writing are listed alike ("12 kg in Economy and 18 kg in Business"), where a
+    "10年" beside a "5天" is the condition of another clause ("after 10 years, 10 days")."""
+    return re.sub(r"[\d\s.,'’]+", "", v.span).lower()
 
 
 def _in_named_cell(v: Value, text: str, in_text: list[Value], subject: list[str]) -> Value | None:

@@ -10,7 +10,7 @@ import re
 from packaging.utils import canonicalize_version
 from packaging.version import InvalidVersion, Version
 
-from diagnose.text.value_types import Candidate
+from diagnose.text.value_types import Candidate, Value
 
 _TLDS = frozenset(
     """com net org io dev ai app co jp cn fr de uk us eu info biz gov edu mil int cloud tech me tv
@@ -47,6 +47,27 @@ day ("下午") or at the start of a range ("2点至4点"); "15h30" as French wri
 _TIME_TO = re.compile(r"\s*(?:[-–—~〜～]|to|à|至|到|から)\s*", re.I)
 _RANGE_END = re.compile(r"(?P<h>[01]?\d|2[0-3])\s?(?:[点點時时](?![間间])|h(?![A-Za-z]))(?![\d:])")
 """The far end of a range written as a bare hour ("至4点", "から5時", "à 16h"): an hour only there."""
+
+
+_PERIOD = re.compile(rf"(?<![A-Za-z])[ap]\.?m\.?(?![A-Za-z])|{'|'.join(_CJK_PERIOD)}", re.I)
+_HALF_DAY = 12 * 3600
+
+
+def _clock_seconds(key: str) -> list[float] | None:
+    """The seconds after midnight of a time of day's key, or of both ends of a range of them."""
+    kind, _, rest = key.partition(":")
+    if not (kind in ("quantity", "range") and rest.startswith("time_of_day:")):
+        return None
+    return [float(x) for x in rest.split(":")[1:]]
+
+
+def half_a_day_later(earlier: Value, later: Value) -> bool:
+    """Whether ``later`` is the time of day (or range of them) ``earlier`` names on a 12-hour
+    clock, twelve hours on: ``earlier`` written without its part of the day ("2:00–4:00"), so it
+    may be the afternoon's ("下午2点至4点", "2:00-4:00 pm")."""
+    a, b = _clock_seconds(earlier.key), _clock_seconds(later.key)
+    return (a is not None and b is not None and len(a) == len(b) and _PERIOD.search(earlier.span) is None
+            and all(x < _HALF_DAY and y == x + _HALF_DAY for x, y in zip(a, b)))
 
 
 def _phone_ok(s: str) -> bool:

@@ -51,6 +51,17 @@ class Sentence:
     text: str
 
 
+_CLAUSE_BREAK = re.compile(r"(?<!\d)[,，](?!\d)|[;:；：、]|\s(?i:and|but|while|whereas|et|mais|tandis que|alors que)\s|而|但")
+"""Where a sentence's clauses meet: punctuation (not a digit group's comma) and the coordinating
+words of the supported languages."""
+
+
+def clause_end(sentence: str, at: int) -> int:
+    """Where the clause of ``sentence`` that holds the character at ``at`` ends: after "12 kg in
+    Economy" of "12 kg in Economy and 18 kg in Business" for the "12"."""
+    return next((m.start() for m in _CLAUSE_BREAK.finditer(sentence, at)), len(sentence))
+
+
 def split_sentences(text: str, max_chars: int = 400) -> list[Sentence]:
     """The document's sentences in order, each at most ``max_chars`` (longer runs
     are cut at the last space before the limit, so a table dump is not one claim)."""

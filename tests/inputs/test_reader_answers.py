@@ -399,3 +399,27 @@ def test_an_answer_with_several_values_gives_the_one_its_center_shares():
                             DocumentReading("4,000 mg", None, 10)], [[], []], WordEmbedder(), False, InputSettings(),
                            texts, "What is the maximum daily dose of Velorin for an adult?")
     assert found[0].key == found[1].key and found[0].span == "4 g"
+
+
+def test_a_time_read_without_its_part_of_the_day_is_the_one_its_document_writes():
+    texts = ["Help desk: Tuesdays 2:00-4:00 pm in room 12.", "Help desk hours: Tuesday 14:00–16:00.",
+             "Help desk: Tuesdays 2:00–4:00 am, for the night shift.", "Help desk: Thursdays 10:00–12:00."]
+    question = "When are the help desk hours?"
+    keys = _keys(("2:00–4:00", None), ("14:00–16:00", None), ("2:00–4:00", None), ("10:00–12:00", None),
+                 texts=texts, question=question)
+    assert keys[0] == keys[1] and len({keys[1], keys[2], keys[3]}) == 3  # the page's own "am" stays the night's
+
+
+def test_an_amount_read_from_the_clause_the_question_does_not_ask_is_the_one_it_asks():
+    texts = ["Cabin bags may weigh up to 7 kg in Economy and 14 kg in Business.", "Economy cabin bags: 7 kg."]
+    question = "How much may a cabin bag weigh in Economy?"
+    assert len(set(_keys(("14 kg", None), ("7 kg", None), texts=texts, question=question))) == 1
+
+
+def test_an_amount_keeps_its_condition_written_before_it_and_the_question_states():
+    texts = ["With a member card, 20% off; without a card, 5% off.", "Members with a card save 20%."]
+    keys = _keys(("20%", None), ("20%", None), texts=texts, question="What discount do members with a card get?")
+    assert keys[0] == keys[1] is not None
+    tiers = ["After 1 year of service, 5 days of leave; after 10 years, 10 days.", "One year of service earns 5 days."]
+    keys = _keys(("5 days", None), ("5 days", None), texts=tiers, question="How many days of leave after 1 year of service?")
+    assert keys[0] == keys[1] is not None
