@@ -1,6 +1,6 @@
 """Identifiers, versions and times of day, claimed before numbers are read: a URL, an e-mail
 address, a host, an IPv4 address, a phone number, a version ("v2.4.0"), "14:30", "3 pm",
-"15h30", "下午3点" or "午後3時" (and ranges of times: "2:00-4:00 pm", "下午2点至4点", where a
+"15h30", "下午3点" or "午後3時" (and ranges of times: "2:00-4:00 pm", "2-4 pm", "下午2点至4点", where a
 period written once holds for both ends). packaging canonicalises versions ("v2.4.0" == "2.4")."""
 
 from __future__ import annotations
@@ -47,6 +47,12 @@ day ("下午") or at the start of a range ("2点至4点"); "15h30" as French wri
 _TIME_TO = re.compile(r"\s*(?:[-–—~〜～]|to|à|至|到|から)\s*", re.I)
 _RANGE_END = re.compile(r"(?P<h>[01]?\d|2[0-3])\s?(?:[点點時时](?![間间])|h(?![A-Za-z]))(?![\d:])")
 """The far end of a range written as a bare hour ("至4点", "から5時", "à 16h"): an hour only there."""
+_BARE_START = re.compile(
+    r"(?<![\d:.,])(?P<h>1[0-2]|0?[1-9])(?=\s?(?:[-–—~]|to)\s?(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s?[ap]\.?m\.?(?![A-Za-z]))",
+    re.I,
+)
+"""The near end of a range written as a bare hour before a time with its part of the day ("2-4 pm",
+"9 to 11:30 am"): an hour only there."""
 
 
 _PERIOD = re.compile(rf"(?<![A-Za-z])[ap]\.?m\.?(?![A-Za-z])|{'|'.join(_CJK_PERIOD)}", re.I)
@@ -127,16 +133,19 @@ def identifier_claims(w: str) -> list[Candidate]:
     for a, b in zip(times, times[1:]):
         if _TIME_TO.fullmatch(w, a.end, b.start):
             lo, hi = _one_period(a, b)
+            if a.bare and lo > hi:
+                continue  # "10-12 a.m." ends at midnight: no range of one morning
             out.append(Candidate(a.start, b.end, "range", f"range:time_of_day:{lo:g}:{hi:g}", "[time_of_day]", None, 3))
-    return out + [t.candidate for t in times]
+    return out + [t.candidate for t in times if not t.bare]  # a bare hour is a time only in its range
 
 
 class _Time:
     """A time of day found in a text: its candidate, and the part of the day its hour was written
     with (``a``, ``p``; None when written without one, on a 24-hour clock or alone)."""
 
-    def __init__(self, start: int, end: int, hour: int, minute: int, period: str | None) -> None:
+    def __init__(self, start: int, end: int, hour: int, minute: int, period: str | None, bare: bool = False) -> None:
         self.start, self.end, self.hour, self.minute, self.period = start, end, hour, minute, period
+        self.bare = bare  # the near end of a range written as a bare hour ("2" of "2-4 pm")
         seconds = self.seconds()
         self.candidate = Candidate(start, end, "quantity", f"quantity:time_of_day:{seconds}", "[time_of_day]", seconds, 3)
 
@@ -159,7 +168,10 @@ def _times(w: str) -> list[_Time]:
         times.append(_Time(m.start(), m.end(), hour, minute, period))
         if end and not _TIME.match(w, far.end()):
             times.append(_Time(end.start(), end.end(), int(end.group("h")), 0, None))
-    return times
+    taken = [(t.start, t.end) for t in times]
+    times += [_Time(m.start(), m.end(), int(m.group("h")), 0, None, bare=True) for m in _BARE_START.finditer(w)
+              if not any(a <= m.start() < b for a, b in taken)]
+    return sorted(times, key=lambda t: t.start)
 
 
 def _one_period(a: _Time, b: _Time) -> tuple[int, int]:

@@ -512,3 +512,17 @@ def test_a_quantity_is_an_end_of_a_range_in_any_unit_of_its_dimension():
 ])
 def test_number_words_are_read_in_the_texts_own_language(text, spans):
     assert [v.span for v in extract_values(text)] == spans
+
+
+@pytest.mark.parametrize("text, key", [
+    ("Tuesdays 2-4 pm", "range:time_of_day:50400:57600"),
+    ("open 9 to 11:30 am", "range:time_of_day:32400:41400"),
+    ("11-1 pm", "range:time_of_day:39600:46800"),  # across noon: the first hour is the morning's
+])
+def test_a_bare_hour_opens_a_range_that_ends_with_its_part_of_the_day(text, key):
+    assert [v.key for v in extract_values(text)] == [key]
+
+
+def test_a_bare_hour_is_no_time_outside_such_a_range():
+    assert [v.key for v in extract_values("pages 2-4, 5 pm")] == ["range:number:2:4", "quantity:time_of_day:61200"]
+    assert [v.key for v in extract_values("from 10-12 a.m.")] == ["number:10", "quantity:time_of_day:0"]
