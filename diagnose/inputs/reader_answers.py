@@ -51,9 +51,8 @@ import numpy as np
 from diagnose.inputs.answers import NO, YES, DocAnswer, measured_as, physical_amount, restates
 from diagnose.inputs.claims import Claim
 from diagnose.reader.prompt import states_nothing
-from diagnose.text.compare import comparable, range_end, same_value
+from diagnose.text.compare import comparable, half_a_day_later, range_end, same_value
 from diagnose.text.conditions import asks_bound, asks_condition, is_condition
-from diagnose.text.identifiers import half_a_day_later
 from diagnose.text.names import abbreviates
 from diagnose.text.normalise import normalise_text
 from diagnose.text.numerals import number_marks
@@ -298,7 +297,7 @@ def _states(v: Value, w: Value, bound_asked: bool) -> bool:
 def _as_written(v: Value, in_text: list[Value]) -> Value:
     """``v``, or, where it is a time of day the reader wrote without its part of the day and its
     document writes only twelve hours on, the document's value: "2:00–4:00" read from
-    "下午2点至4点" is that afternoon's (:func:`~diagnose.text.identifiers.half_a_day_later`)."""
+    "下午2点至4点" is that afternoon's (:func:`~diagnose.text.compare.half_a_day_later`)."""
     if any(_same_typed(v, w) for w in in_text):
         return v
     return next((w for w in in_text if half_a_day_later(v, w)), v)
@@ -319,14 +318,14 @@ def _in_asked_clause(v: Value, text: str, in_text: list[Value], asked: set[str],
     for s in split_sentences(text):
         here = sorted((w for w in in_text if s.start <= w.start < s.start + len(s.text) and comparable(v, w)),
                       key=lambda w: w.start)
+        mine = [k for k, w in enumerate(here) if _same_typed(v, w)]
+        if not mine:
+            continue
         ends = [clause_end(s.text, w.end - s.start) for w in here]
         starts = [0] * len(here)  # amounts of one clause share its part
         for k in range(1, len(here)):
             starts[k] = starts[k - 1] if ends[k - 1] == ends[k] else ends[k - 1]
         fit = [len(asked & set(content_tokens(s.text[a:b]))) for a, b in zip(starts, ends)]
-        mine = [k for k, w in enumerate(here) if _same_typed(v, w)]
-        if not mine:
-            continue
         units = {_written_unit(here[k]) for k in mine}
         rivals = (k for k, w in enumerate(here) if k not in mine and _written_unit(w) in units
                   and not any(restates(w, g) for g in given))

@@ -9,11 +9,11 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from diagnose.text._units import SECONDS_PER_YEAR
 from diagnose.text.dates import date_precision
-from diagnose.text.identifiers import version_key
+from diagnose.text.identifiers import PART_OF_DAY, version_key
 from diagnose.text.value_classes import compared_dimension
 from diagnose.text.value_types import Value
 
-__all__ = ["comparable", "range_end", "same_value"]
+__all__ = ["comparable", "half_a_day_later", "range_end", "same_value"]
 
 
 
@@ -31,6 +31,25 @@ def range_end(v: Value, r: Value) -> bool:
     ends = _range_ends(r.key) if r.kind == "range" else None
     return (ends is not None and v.kind == "quantity" and v.magnitude is not None
             and v.key.split(":")[1] == r.key.split(":")[1] and any(_close(v.magnitude, end) for end in ends))
+
+
+_HALF_DAY = 12 * 3600
+
+
+def half_a_day_later(earlier: Value, later: Value) -> bool:
+    """Whether ``later`` is the time of day (or range of them) ``earlier`` names on a 12-hour
+    clock, twelve hours on: ``earlier`` written without its part of the day ("2:00–4:00"), so it
+    may be the afternoon's ("下午2点至4点", "2:00-4:00 pm")."""
+    a, b = _clock_seconds(earlier), _clock_seconds(later)
+    return (a is not None and b is not None and len(a) == len(b) and PART_OF_DAY.search(earlier.span) is None
+            and all(x < _HALF_DAY and y == x + _HALF_DAY for x, y in zip(a, b)))
+
+
+def _clock_seconds(v: Value) -> tuple[float, ...] | None:
+    """The seconds after midnight of a time of day, or of both ends of a range of them."""
+    if v.dimension != "[time_of_day]":
+        return None
+    return (v.magnitude,) if v.kind == "quantity" else _range_ends(v.key)
 
 
 def _close(x: float, y: float) -> bool:

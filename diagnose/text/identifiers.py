@@ -10,7 +10,7 @@ import re
 from packaging.utils import canonicalize_version
 from packaging.version import InvalidVersion, Version
 
-from diagnose.text.value_types import Candidate, Value
+from diagnose.text.value_types import Candidate
 
 _TLDS = frozenset(
     """com net org io dev ai app co jp cn fr de uk us eu info biz gov edu mil int cloud tech me tv
@@ -55,25 +55,8 @@ _BARE_START = re.compile(
 "9 to 11:30 am"): an hour only there."""
 
 
-_PERIOD = re.compile(rf"(?<![A-Za-z])[ap]\.?m\.?(?![A-Za-z])|{'|'.join(_CJK_PERIOD)}", re.I)
-_HALF_DAY = 12 * 3600
-
-
-def _clock_seconds(key: str) -> list[float] | None:
-    """The seconds after midnight of a time of day's key, or of both ends of a range of them."""
-    kind, _, rest = key.partition(":")
-    if not (kind in ("quantity", "range") and rest.startswith("time_of_day:")):
-        return None
-    return [float(x) for x in rest.split(":")[1:]]
-
-
-def half_a_day_later(earlier: Value, later: Value) -> bool:
-    """Whether ``later`` is the time of day (or range of them) ``earlier`` names on a 12-hour
-    clock, twelve hours on: ``earlier`` written without its part of the day ("2:00–4:00"), so it
-    may be the afternoon's ("下午2点至4点", "2:00-4:00 pm")."""
-    a, b = _clock_seconds(earlier.key), _clock_seconds(later.key)
-    return (a is not None and b is not None and len(a) == len(b) and _PERIOD.search(earlier.span) is None
-            and all(x < _HALF_DAY and y == x + _HALF_DAY for x, y in zip(a, b)))
+PART_OF_DAY = re.compile(rf"(?<![A-Za-z])[ap]\.?m\.?(?![A-Za-z])|{'|'.join(_CJK_PERIOD)}", re.I)
+"""A part of the day written with an hour ("pm", "a.m.", "下午", "午前")."""
 
 
 def _phone_ok(s: str) -> bool:
