@@ -54,6 +54,8 @@ _PER_CJK = {"年": "year", "月": "month", "天": "day", "日": "day", "周": "w
 _ORDINAL = re.compile(r"(?:st|nd|rd|th|er|ère|eme|ème|e|º|ª)(?![A-Za-z])")
 _DECADE = re.compile(r"'?s(?![A-Za-z])")
 LATIN = re.compile(f"[{_LATIN_LETTERS}]")
+_NAME_THEN_HYPHEN = re.compile(rf"(?<![\w.,])(?=[\w]*[{_LATIN_LETTERS}])\w+-$")
+"""A word holding a letter, then a hyphen: a number after it ends a name ("COVID-19", "A320-200")."""
 
 
 @dataclass
@@ -100,8 +102,8 @@ def read_measure(m: str, lit: re.Match, yen: str) -> Measure | None:
     """The number matched by :data:`LITERAL` at ``lit`` in ``m``, with what qualifies it
     (currency before or after, scale, percent, unit, money rate); ``yen`` is what "¥" means."""
     s = lit.start()
-    if s >= 2 and m[s - 1] == "-" and LATIN.match(m[s - 2]):
-        return None  # "COVID-19", "ISO-8601"
+    if s >= 2 and m[s - 1] == "-" and _NAME_THEN_HYPHEN.search(m, max(0, s - 24), s):
+        return None  # "COVID-19", "ISO-8601", an aircraft's "A310-324"
     digits = lit.group("num")
     value = parse_literal(digits)
     if value is None:

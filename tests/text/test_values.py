@@ -297,6 +297,13 @@ def test_no_values_in_plain_words_and_ordinals():
     assert extract_values("COVID-19") == []
 
 
+def test_a_number_after_a_hyphen_ends_a_name_whose_word_holds_a_letter():
+    assert extract_values("the airline flew a Skyrow K210-450 and a Vantis T8-3") == []  # model names
+    assert extract_values("see clause R114-7 du règlement") == []  # no "7 du" (a unit) of an article number
+    assert [v.key for v in extract_values("rows 10-12 in the 2019-2020 season")] == [
+        "range:number:10:12", "range:number:2019:2020"]  # numbers on both sides stay a range
+
+
 def test_a_multiplication_sign_is_no_letter_but_an_accented_letter_is():
     assert [v.key for v in extract_values("a 5×3 grid, 12÷4 rows")] == ["number:5", "number:3", "number:12", "number:4"]
     assert extract_values("the 5é model") == []  # a number run into a word is a name, accents included
