@@ -59,6 +59,7 @@ from diagnose.text.numerals import number_marks
 from diagnose.text.questions import (
     COUNT, asked_dimensions, asked_value_kinds, predicate_text, stated_values, subject_text,
 )
+from diagnose.text.roles import asks_count
 from diagnose.text.sentences import cjk_share, clause_end, content_tokens, overlap, split_sentences
 from diagnose.text.tables import named_cell, names_cell, table_cell
 from diagnose.text.value_types import Value
@@ -84,6 +85,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
     given = stated_values(question)
     conditions_answer, bound_asked = asks_condition(question), asks_bound(question)
     kinds, measures = asked_value_kinds(question), asked_dimensions(question)
+    counted = asks_count(question) or COUNT in measures
     asked = set(content_tokens(question))
     subject = content_tokens(subject_text(question))
     # The question's own words outside its names, which no answer may only repeat (none when it offers choices).
@@ -115,20 +117,25 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
         if answer is None:
             out.append(None)
             continue
-        v = _shared_value(values, group, i)
+        v = _shared_value(values, group, i, counted)
         claim = _quoted_claim(i, texts[i], in_texts[i], claims[i], answer, v, bound_asked)
         out.append(DocAnswer(f"{READER_PREFIX}{group[i]}", v.span if v else answer, claim, v, 1.0))
     return out
 
 
-def _shared_value(values: list[list[Value]], group: list[int], i: int) -> Value | None:
+def _shared_value(values: list[list[Value]], group: list[int], i: int, counted: bool) -> Value | None:
     """The value document ``i``'s answer gives: of its typed values, the one most others of its group
-    (``group``: each document's group) also give, the first on a tie. "8 tablets of 500 mg (4 g)
-    in 24 hours" among answers of "4,000 mg" gives "4 g", not the count it opens with."""
+    (``group``: each document's group) also give; on a tie, unless the question asks how many
+    (``counted``), an amount (a quantity, money or a share) before a bare number beside it (the
+    count of what the amount is made of); then the first.
+    "8 tablets of 500 mg (4 g) in 24 hours" among answers of "4,000 mg" gives "4 g", not the count
+    it opens with, and so does "8 caplets (4 g)" alone."""
     if not values[i]:
         return None
     others = [values[j] for j in range(len(values)) if j != i and group[j] == group[i]]
-    return max(values[i], key=lambda v: sum(any(_same_typed(v, w) for w in ws) for ws in others))
+    counts_last = not counted and any(v.kind in _AMOUNTS for v in values[i])
+    return max(values[i], key=lambda v: (sum(any(_same_typed(v, w) for w in ws) for ws in others),
+                                         not (counts_last and v.kind == "number")))
 
 
 def _quoted_claim(doc: int, text: str, in_text: list[Value], doc_claims: list[Claim], answer: str,

@@ -401,6 +401,16 @@ def test_an_answer_with_several_values_gives_the_one_its_center_shares():
     assert found[0].key == found[1].key and found[0].span == "4 g"
 
 
+def test_an_answer_with_a_count_and_an_amount_gives_the_amount_unless_the_question_asks_how_many():
+    def span(question: str) -> str:
+        found = reader_answers([DocumentReading("6 sachets (3 g)", None, 10)], [[]], WordEmbedder(), False,
+                               InputSettings(), ["One dose of Brevol for adults is 6 sachets (3 g)."], question)
+        return found[0].span
+
+    assert span("What is one dose of Brevol for adults?") == "3 g"
+    assert span("How many sachets make one dose of Brevol for adults?") == "6"
+
+
 def test_a_time_read_without_its_part_of_the_day_is_the_one_its_document_writes():
     texts = ["Help desk: Tuesdays 2:00-4:00 pm in room 12.", "Help desk hours: Tuesday 14:00–16:00.",
              "Help desk: Tuesdays 2:00–4:00 am, for the night shift.", "Help desk: Thursdays 10:00–12:00."]
