@@ -54,8 +54,6 @@ _PER_CJK = {"年": "year", "月": "month", "天": "day", "日": "day", "周": "w
 _ORDINAL = re.compile(r"(?:st|nd|rd|th|er|ère|eme|ème|e|º|ª)(?![A-Za-z])")
 _DECADE = re.compile(r"'?s(?![A-Za-z])")
 LATIN = re.compile(f"[{_LATIN_LETTERS}]")
-_NAME_THEN_HYPHEN = re.compile(rf"(?<![\w.,])(?=[\w]*[{_LATIN_LETTERS}])\w+-$")
-"""A word holding a letter, then a hyphen: a number after it ends a name ("COVID-19", "A320-200")."""
 
 
 @dataclass
@@ -98,11 +96,20 @@ _MULTIWORD_UNIT = re.compile(
 )
 
 
+def _names_before(m: str, hyphen: int) -> bool:
+    """Whether the word that ends at ``hyphen`` holds a letter, so that a number after the hyphen
+    ends a name ("COVID-19", "A320-200"), however long the word."""
+    start = hyphen
+    while start > 0 and (m[start - 1].isalnum() or m[start - 1] == "_"):
+        start -= 1
+    return LATIN.search(m, start, hyphen) is not None
+
+
 def read_measure(m: str, lit: re.Match, yen: str) -> Measure | None:
     """The number matched by :data:`LITERAL` at ``lit`` in ``m``, with what qualifies it
     (currency before or after, scale, percent, unit, money rate); ``yen`` is what "¥" means."""
     s = lit.start()
-    if s >= 2 and m[s - 1] == "-" and _NAME_THEN_HYPHEN.search(m, max(0, s - 24), s):
+    if s >= 2 and m[s - 1] == "-" and _names_before(m, s - 1):
         return None  # "COVID-19", "ISO-8601", an aircraft's "A310-324"
     digits = lit.group("num")
     value = parse_literal(digits)

@@ -300,6 +300,7 @@ def test_no_values_in_plain_words_and_ordinals():
 def test_a_number_after_a_hyphen_ends_a_name_whose_word_holds_a_letter():
     assert extract_values("the airline flew a Skyrow K210-450 and a Vantis T8-3") == []  # model names
     assert extract_values("see clause R114-7 du règlement") == []  # no "7 du" (a unit) of an article number
+    assert extract_values("the Tiefkühlwarenlagerverordnung-12 and e.g.K9-4") == []  # a long word; a word after a dot
     assert [v.key for v in extract_values("rows 10-12 in the 2019-2020 season")] == [
         "range:number:10:12", "range:number:2019:2020"]  # numbers on both sides stay a range
 
