@@ -291,6 +291,8 @@ _QUANTITY_CUES = tuple((re.compile(words, re.I), unit) for words, unit in (
     (r"\b(?:speed|vitesse)\b|速度", "km/h"),
     (r"\b(?:pressure|pression)\b|气压|圧力|気圧", "bar"),
     (r"\b(?:memory|storage|mémoire|stockage)\b|内存|存储|メモリ|ストレージ", "GB"),
+    # A span of time by name ("how long" may ask a length, and "多少"/"どのくらい" any amount).
+    (r"\b(?:duration|durée|combien\s+de\s+temps)\b|多长时间|多長時間|多久", "s"),
 ))
 _ASKS_COUNT_OF_THINGS = re.compile(
     r"\bhow\s+many\b|\b(?:number|count)\s+of\b|\bcombien\s+d|\bnombre\s+(?:de|d')|\bpopulation\b|\binhabitants\b"

@@ -297,3 +297,14 @@ def test_a_japanese_monthly_fee_in_a_table_and_in_a_sentence_are_one_kind_of_amo
     found = value_answers(claims, None, content_tokens(question), 0.2, 0.05,
                           dimensions=asked_dimensions(question), texts=[table, sentence])
     assert [a.span for a in found] == ["1,900円", "2,900円"] and disagree(found[0], found[1])
+
+
+def test_a_question_that_asks_how_long_in_french_is_answered_by_spans_of_time():
+    question = "Combien de temps dure la garantie du Velo X ?"
+    claims = [[_claim(0, "La garantie du Velo X dure 2 ans à compter de l'achat.")],
+              [_claim(1, "Le Velo X est garanti 24 mois, pièces et main-d'œuvre.")],
+              [_claim(2, "La garantie du Velo X dure désormais 3 ans.")]]
+    found = value_answers(claims, asked_value_kinds(question), content_tokens(question), 0.2, 0.05, window=200,
+                          dimensions=asked_dimensions(question))
+    assert [a.span for a in found] == ["2 ans", "24 mois", "3 ans"]
+    assert agree(found[0], found[1]) and not agree(found[0], found[2])

@@ -81,6 +81,12 @@ def test_asked_value_kinds(question, kinds):
         ("Kellin市的人口是多少？", {COUNT}),
         ("这款音箱的续航时间是多少？", set()),  # "多少" alone asks any amount, not a count
         ("How many days of leave do new parents get?", {"[time]"}),  # a unit: measured, not counted
+        ("Combien de temps dure la garantie du Velo X ?", {"[time]"}),  # a span of time, not a count
+        ("Quelle est la durée du préavis chez Lumo ?", {"[time]"}),
+        ("What is the duration of the Fenwick trial?", {"[time]"}),
+        ("这款音箱的保修期是多长时间？", {"[time]"}),
+        ("退货期限多久？", {"[time]"}),
+        ("How long is the Fenwick bridge?", set()),  # a length or a span of time
     ],
 )
 def test_asked_dimensions(question, dimensions):
