@@ -85,7 +85,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
     given = stated_values(question)
     conditions_answer, bound_asked = asks_condition(question), asks_bound(question)
     kinds, measures = asked_value_kinds(question), asked_dimensions(question)
-    counted = asks_count(question) or COUNT in measures
+    counted = asks_count(question)
     asked = set(content_tokens(question))
     subject = content_tokens(subject_text(question))
     # The question's own words outside its names, which no answer may only repeat (none when it offers choices).

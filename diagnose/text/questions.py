@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from diagnose.text.roles import asked_rate
+from diagnose.text.roles import asked_rate, asks_count
 from diagnose.text.sentences import FUNCTION_WORDS, HAN, KANA, LATIN_UPPER as _UPPER
 from diagnose.text.sentences import LATIN as _LATIN
 
@@ -294,10 +294,6 @@ _QUANTITY_CUES = tuple((re.compile(words, re.I), unit) for words, unit in (
     # A span of time by name ("how long" may ask a length, and "多少"/"どのくらい" any amount).
     (r"\b(?:duration|durée|combien\s+de\s+temps)\b|多长时间|多長時間|多久", "s"),
 ))
-_ASKS_COUNT_OF_THINGS = re.compile(
-    r"\bhow\s+many\b|\b(?:number|count)\s+of\b|\bcombien\s+d|\bnombre\s+(?:de|d')|\bpopulation\b|\binhabitants\b"
-    r"|\bhabitants\b|人口|人数|(?:几|多少)[个個名位家所]|何[個人名]|いくつ", re.IGNORECASE)
-"""A question that asks how many: "多少" alone asks any amount ("续航时间是多少"), "多少个" a count."""
 _CJK_ASKED_UNIT = re.compile(r"(?:多少|几|何)个?([\u4e00-\u9fff\u30a0-\u30ff]{1,2})")
 _QUESTION_WORD = re.compile(r"(?<![^\W\d_])(?:(per|a|an|each|every|par)\s+)?([^\W\d_]+)", re.UNICODE | re.I)
 
@@ -344,6 +340,6 @@ def asked_dimensions(question: str) -> frozenset[str]:
         out.add("money")
     if per_time:
         out.add(PER_TIME)
-    if not out and _ASKS_COUNT_OF_THINGS.search(question):
+    if not out and asks_count(question):
         out.add(COUNT)
     return frozenset(out)

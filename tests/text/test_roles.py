@@ -3,7 +3,7 @@
 import pytest
 
 from diagnose.text.compare import same_value
-from diagnose.text.questions import PER_TIME, asked_dimensions
+from diagnose.text.questions import COUNT, PER_TIME, asked_dimensions
 from diagnose.text.roles import as_rate, asks_count, counted_word, listed_things, named_span, names_word
 from diagnose.text.sentences import content_tokens
 from diagnose.text.values import extract_values
@@ -66,6 +66,19 @@ def test_a_count_of_the_asked_things_is_read_in_any_wording():
     assert names_word(content_tokens("续订徽章的步骤是什么？"), counted_word("共五个步骤", 2))
     assert asks_count("How many steps are there?") and asks_count("Combien d'étapes ?") and asks_count("有几个步骤？")
     assert not asks_count("What are the steps to renew a badge?")
+
+
+@pytest.mark.parametrize("question, counted", [
+    ("What is the population of Harrow Vale?", True),
+    ("公司有多少名员工？", True),
+    ("会議室は何人まで使えますか？", True),
+    ("Combien coûte le forfait Pro ?", False),  # how much: any amount
+    ("这款音箱的续航时间是多少？", False),  # "多少" alone asks any amount
+    ("年假有几天？", False),  # a unit: measured, not counted
+])
+def test_a_question_asks_a_count_of_things_not_any_amount(question, counted):
+    assert asks_count(question) is counted
+    assert (COUNT in asked_dimensions(question)) is counted
 
 
 @pytest.mark.parametrize("question, things", [
