@@ -79,7 +79,10 @@ ALIASES: dict[str, str] = {
 NOT_UNITS = frozenset(
     """a at as are in is it to of or on be by me my no so do go we us up and per the
     point points line lines hand hands gross bag bags stone stones pica count counts""".split()
-)
+) | {"st", "rd"}
+_ADDRESS_WORDS = frozenset({"st", "rd"})
+"""Abbreviations of an address or a name in any case ("12 St Mary Street", "4 Rd", "St. Paul"), never
+the stokes or the rutherford that pint reads them as."""
 #: The one-letter units read after a number ("5 m", "3 g", "2 h", "12 V"); other
 #: letters are too often something else ("5 a", "3 T").
 ONE_LETTER_UNITS = frozenset("mgshVWAKLlJN")
@@ -193,7 +196,7 @@ def resolve_unit(token: str) -> Unit | None:
 
     ``token`` may be compound ("km/h", "requests per minute", "MB/s")."""
     token = token.strip()
-    if not token or token in NOT_UNITS or len(token) > 40:
+    if not token or token in NOT_UNITS or token.lower() in _ADDRESS_WORDS or len(token) > 40:
         return None
     unit = _data_unit(token)
     if unit is not None:

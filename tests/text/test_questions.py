@@ -78,6 +78,7 @@ def test_asked_value_kinds(question, kinds):
         ("How many employees does Fenwick have?", {COUNT}),  # how many of things that are no unit
         ("What is the population of Harrow Vale?", {COUNT}),
         ("Quelle est la population de Dunmore ?", {COUNT}),
+        ("What is the population of St. Kellin, Ohio?", {COUNT}),  # "St." abbreviates a name, no stokes
         ("Kellin市的人口是多少？", {COUNT}),
         ("这款音箱的续航时间是多少？", set()),  # "多少" alone asks any amount, not a count
         ("How many days of leave do new parents get?", {"[time]"}),  # a unit: measured, not counted

@@ -534,3 +534,13 @@ def test_a_bare_hour_opens_a_range_that_ends_with_its_part_of_the_day(text, key)
 def test_a_bare_hour_is_no_time_outside_such_a_range():
     assert [v.key for v in extract_values("pages 2-4, 5 pm")] == ["range:number:2:4", "quantity:time_of_day:61200"]
     assert [v.key for v in extract_values("from 10-12 a.m.")] == ["number:10", "quantity:time_of_day:0"]
+
+
+@pytest.mark.parametrize("text, key", [
+    ("The shop is at 12 St Mary Street.", "number:12"),
+    ("Follow the B4 to 7 Rd Harrow and turn left.", "number:7"),
+    ("Offices at 40 ST. Kellin Square.", "number:40"),
+])
+def test_an_address_abbreviation_after_a_number_is_no_unit(text, key):
+    assert [v.key for v in extract_values(text)] == [key]
+    assert extract_values("A viscosity of 3 stokes.")[0].kind == "quantity"  # the unit by its name
