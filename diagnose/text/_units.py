@@ -65,6 +65,14 @@ ALIASES: dict[str, str] = {
     "qps": "request / second", "requests per second": "request / second",
     "requests per minute": "request / minute", "requests per hour": "request / hour",
     "requests per day": "request / day",
+    # torque, whose unit joins two words (a single token would stop at "N" of "N·m": a force)
+    "Nm": "newton * meter", "N·m": "newton * meter", "N.m": "newton * meter", "N-m": "newton * meter",
+    "lb-ft": "pound_force * foot", "lb·ft": "pound_force * foot", "lbf·ft": "pound_force * foot",
+    "lbf-ft": "pound_force * foot", "ft-lb": "pound_force * foot", "ft-lbs": "pound_force * foot",
+    "ft·lbf": "pound_force * foot", "ft-lbf": "pound_force * foot",
+    "newton metres": "newton * meter", "newton meters": "newton * meter", "newton-metres": "newton * meter",
+    "newton-meters": "newton * meter", "pound-feet": "pound_force * foot", "pound feet": "pound_force * foot",
+    "foot-pounds": "pound_force * foot", "foot pounds": "pound_force * foot",
     "VAC": "volt", "Vac": "volt", "VDC": "volt", "Vdc": "volt", "V AC": "volt", "V DC": "volt",
     "°C": "degree_Celsius", "°F": "degree_Fahrenheit", "° C": "degree_Celsius",
     "° F": "degree_Fahrenheit",
@@ -166,6 +174,14 @@ def _data_unit(token: str) -> Unit | None:
     return Unit("byte", "[information]", size)
 
 
+@lru_cache(maxsize=1)
+def _preferred() -> dict:
+    """:data:`PREFERRED` keyed by pint's dimensionality, whose text depends on the order of the
+    units written ("pound_force * foot" is "[length] ** 2 * [mass] / [time] ** 2")."""
+    reg = ureg()
+    return {reg.parse_expression(label).dimensionality: (dim, label) for dim, label in PREFERRED.items()}
+
+
 def _pint_unit(expr: str) -> Unit | None:
     reg = ureg()
     try:
@@ -175,7 +191,7 @@ def _pint_unit(expr: str) -> Unit | None:
     if not hasattr(q, "dimensionality") or q.dimensionless:
         return None
     dim = str(q.dimensionality)
-    label = PREFERRED.get(dim)
+    dim, label = _preferred().get(q.dimensionality, (dim, None))
     try:
         if dim == "[temperature]":
             return Unit("degree_Celsius", dim, 1.0, offset=str(q.units))

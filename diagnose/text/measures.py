@@ -88,8 +88,9 @@ def _currency_code(found: re.Match, yen: str) -> str:
     return yen if sym == "¥" else sym
 
 
-#: Unit aliases of several words, longest first (a single token would stop at "degrees").
-_MULTIWORD_FORMS = {k.lower(): k for k in ALIASES if " " in k}
+#: Unit aliases of several words, longest first (a single token would stop at "degrees", or at
+#: the "N" of "N·m").
+_MULTIWORD_FORMS = {k.lower(): k for k in ALIASES if re.search(r"[A-Za-z][\s·.-][A-Za-z]", k)}
 _MULTIWORD_UNIT = re.compile(
     r"\s*(" + "|".join(re.escape(k) for k in sorted(_MULTIWORD_FORMS, key=len, reverse=True)) + r")(?![\w])",
     re.IGNORECASE,

@@ -544,3 +544,10 @@ def test_a_bare_hour_is_no_time_outside_such_a_range():
 def test_an_address_abbreviation_after_a_number_is_no_unit(text, key):
     assert [v.key for v in extract_values(text)] == [key]
     assert extract_values("A viscosity of 3 stokes.")[0].kind == "quantity"  # the unit by its name
+
+
+@pytest.mark.parametrize("written", ["50 Nm", "50 N·m", "50 N.m", "36.88 lb-ft", "36.88 ft-lbs"])
+def test_a_torque_is_one_value_in_any_writing_of_its_unit(written):
+    torque = extract_values(f"The Kellin drill delivers {written} of torque.")
+    assert [v.span for v in torque] == [written] and same_value(torque[0], extract_values("50 newton metres")[0])
+    assert not same_value(torque[0], extract_values("60 Nm")[0])
