@@ -79,7 +79,16 @@ ALIASES: dict[str, str] = {
     "degrees Celsius": "degree_Celsius", "degree Celsius": "degree_Celsius", "degrees C": "degree_Celsius",
     "degrees Fahrenheit": "degree_Fahrenheit", "degree Fahrenheit": "degree_Fahrenheit",
     "degrees F": "degree_Fahrenheit", "degrés Celsius": "degree_Celsius", "degrés": "degree_Celsius",
+    "Werktag": "day", "Werktage": "day", "Werktagen": "day", "Arbeitstag": "day", "Arbeitstage": "day",
+    "Arbeitstagen": "day", "Kalendertag": "day", "Kalendertage": "day", "Kalendertagen": "day",
 }
+# A span of time with a word that says which days or hours count ("5 business days", "10
+# working-days", "30 calendar days", "4 business hours") is measured in that unit, as "5个工作日"
+# is: which ones count is the claim's wording, its length in them the value.
+ALIASES |= {f"{which}{joint}{unit}": unit.rstrip("s")
+            for which in ("business", "working", "calendar", "consecutive", "full", "clear", "banking")
+            for unit in ("day", "days", "hour", "hours", "week", "weeks", "month", "months")
+            for joint in (" ", "-")}
 
 #: English/French function words that pint would read as units ("in" inch,
 #: "a" annum, "at" technical atmosphere, "are" 100 m², "points" typographic).

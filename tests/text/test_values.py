@@ -551,3 +551,11 @@ def test_a_torque_is_one_value_in_any_writing_of_its_unit(written):
     torque = extract_values(f"The Kellin drill delivers {written} of torque.")
     assert [v.span for v in torque] == [written] and same_value(torque[0], extract_values("50 newton metres")[0])
     assert not same_value(torque[0], extract_values("60 Nm")[0])
+
+
+@pytest.mark.parametrize("written", ["5 business days", "five working days", "5 working-days", "5 Werktage"])
+def test_a_span_of_days_that_says_which_days_count_is_measured_in_days(written):
+    span = extract_values(f"Refunds reach the card within {written} of the return.")
+    assert [v.span for v in span] == [written] and span[0].kind == "quantity"
+    seven = extract_values("within 7 days")[0]
+    assert comparable(span[0], seven) and not same_value(span[0], seven)
