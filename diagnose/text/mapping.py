@@ -50,14 +50,35 @@ class Mapped:
 
 
 def nfkc(text: str) -> Mapped:
-    """NFKC per character (fullwidth digits, ㎏, ℃, no-break spaces)."""
+    """NFKC per character (fullwidth digits, ㎏, ℃, no-break spaces), and a vulgar fraction as
+    decimals (:func:`_fraction`)."""
     mapped = Mapped(text)
     if text.isascii():
         return mapped
     edits = []
     for i, c in enumerate(text):
         if not c.isascii():
+            if (fraction := _fraction(text, i)) is not None:
+                if fraction[0] < i and edits and edits[-1][0] == fraction[0]:
+                    edits.pop()  # the no-break space of "1\u00a0½"
+                edits.append(fraction)
+                continue
             n = "\ufffd" if "\ud800" <= c <= "\udfff" else unicodedata.normalize("NFKC", c)
             if n != c and n:  # (lone surrogates would crash text2num's native code)
                 edits.append((i, i + 1, n))
     return mapped.rewrite(edits)
+
+
+def _fraction(text: str, i: int) -> tuple[int, int, str] | None:
+    """The edit that writes the vulgar fraction ``text[i]`` ("½", "¾", "⅓") in decimals, joined to
+    the whole number before it ("3½" and "3 ½" are 3.5, "½" alone 0.5); None for any other
+    character. NFKC would write "3½" as "31⁄2", read as 31 and 2."""
+    c = text[i]
+    if unicodedata.category(c) != "No" or not 0 < (value := unicodedata.numeric(c, 0)) < 1:
+        return None
+    digits = f"{value:.3f}".rstrip("0")  # "0.5", "0.333"
+    if i and text[i - 1].isdigit():
+        return i, i + 1, digits[1:]
+    if i > 1 and text[i - 1] in " \u00a0" and text[i - 2].isdigit():
+        return i - 1, i + 1, digits[1:]
+    return i, i + 1, digits

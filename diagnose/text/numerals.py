@@ -139,10 +139,10 @@ def spelled_numbers(mapped: Mapped) -> tuple[Mapped, frozenset[int]]:
             continue  # "one 500 mg tablet": a count of the amount after it; as digits it would join it ("1 500")
         if single and first.t.lower() in _MONTH_WORDS and re.match(r"\.?\s*\d", text[first.end : first.end + 3]):
             continue  # "Sept. 3": the month, not French "seven"
+        if single and occ.value >= 100 and occ.start > 0 and tokens[occ.start - 1].t[0].isdigit():
+            continue  # "2.7 million": the scanner applies the scale; "99 cents" is no 99 100
         if single and occ.value in _SCALE_VALUES and occ.start > 0:
             prev = tokens[occ.start - 1]
-            if prev.t[0].isdigit():
-                continue  # "2.7 million": the scanner applies the scale
             if edits and edits[-1][1] == prev.end and "." in edits[-1][2]:
                 # "four point eight two billion": text2num yields 4.82 and 1000000000
                 i, _, digits, _ = edits[-1]

@@ -559,3 +559,17 @@ def test_a_span_of_days_that_says_which_days_count_is_measured_in_days(written):
     assert [v.span for v in span] == [written] and span[0].kind == "quantity"
     seven = extract_values("within 7 days")[0]
     assert comparable(span[0], seven) and not same_value(span[0], seven)
+
+
+@pytest.mark.parametrize("text, span, key", [
+    ("Charging takes 3½ hours.", "3½ hours", "quantity:second:12600"),
+    ("Charging takes 3 ½ hours.", "3 ½ hours", "quantity:second:12600"),
+    ("Rest for ½ hour.", "½ hour", "quantity:second:1800"),
+])
+def test_a_vulgar_fraction_is_read_as_decimals_joined_to_its_whole_number(text, span, key):
+    assert [(v.span, v.key) for v in extract_values(text)] == [(span, key)]
+
+
+def test_a_number_word_of_hundreds_after_digits_is_no_scale_of_them():
+    assert [v.key for v in extract_values("A stamp costs 99 cents.")] == ["number:99"]  # French "cents" is 100
+    assert [v.key for v in extract_values("In 1912 two ships sailed.")] == ["date:1912", "number:2"]
