@@ -102,8 +102,10 @@ _LABEL = re.compile(r"\b(?:status|state|note|notice|warning|statut|état|avis|re
                     re.I)
 _SELF = re.compile(r"\b(?:this|the\ present|ce|cet|cette|le\ présent|la\ présente)\b|(?<![\u3040-\u30ff\u4e00-\u9fff])本|この",
                    _I)
-_OTHER = re.compile(r"""
-    \b(?:version|v|edition|revision|rev)\.?\s*\d|\b(?:previous|former|old|older|earlier|prior|original|which|whose)\b
+_VERSION_WORDS = r"\b(?:version|v|edition|revision|rev)\.?\s*\d"
+_VERSION = re.compile(_VERSION_WORDS, re.I)
+_OTHER = re.compile(rf"""
+    {_VERSION_WORDS}|\b(?:previous|former|old|older|earlier|prior|original|which|whose)\b
   | \b(?:ancien(?:ne)?s?|précédente?s?|antérieure?s?|lequel|laquelle|dont)\b|原|旧|前版|上一版|第\s*\d+\s*版|従来|前の
 """, _I)
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|[。！？\n]")
@@ -139,8 +141,8 @@ def _status_marks(text: str) -> list[re.Match[str]]:
 
 def _about_itself(text: str, start: int, end: int) -> bool:
     """The status word at ``text[start:end]`` speaks of the document itself."""
-    clause = text[_start_of(text, start, _CLAUSE_END) : start]
-    if _names_another(clause):
+    clause_start = _start_of(text, start, _CLAUSE_END)
+    if _names_another(text[clause_start:start], opening=clause_start == 0):
         return False
     sentence = text[_start_of(text, start, _SENTENCE_END) : start]
     return _banner(text, sentence, start, end) or bool(_SELF.search(sentence))
@@ -156,11 +158,19 @@ def _banner(text: str, sentence: str, start: int, end: int) -> bool:
     return bracketed or alone or first_line or (words.isupper() and len(words) >= 5)
 
 
-def _names_another(clause: str) -> bool:
+def _names_another(clause: str, opening: bool = False) -> bool:
     """The clause names a document other than this one ("version 3", "which", 原...);
-    "this version 4" names this one."""
-    return any(not re.search(r"(?:" + _SELF.pattern + r")\s*\S{0,12}\s*$", clause[: m.start()], _I)
-               for m in _OTHER.finditer(clause))
+    "this version 4" names this one, and so does a version after the name that opens the text
+    (``opening``: the clause is the text's first), its title: "Travel policy v4 (effective …)",
+    not "Version 3 is withdrawn"."""
+    for m in _OTHER.finditer(clause):
+        before = clause[: m.start()]
+        if re.search(r"(?:" + _SELF.pattern + r")\s*\S{0,12}\s*$", before, _I):
+            continue
+        if opening and _VERSION.match(m.group()) and re.search(r"\w", before):
+            continue
+        return True
+    return False
 
 
 def _own_dates(text: str) -> list[tuple[datetime.date, str]]:
@@ -173,7 +183,7 @@ def _own_dates(text: str) -> list[tuple[datetime.date, str]]:
         marker = next((m for m in _DATE_BEFORE.finditer(before) if _GAP_BEFORE.match(before, m.end())), None)
         after = _DATE_AFTER.match(text, end)
         words_start = clause_start + marker.start() if marker else start
-        if _names_another(text[clause_start:words_start]):
+        if _names_another(text[clause_start:words_start], opening=clause_start == 0):
             continue
         if marker or after:
             found.append((day, text[words_start : after.end() if after else end].strip()))

@@ -124,3 +124,13 @@ def test_a_change_told_without_a_new_figure_replaces_nothing(text):
 def test_a_date_of_no_longer_applying_is_not_an_effective_date():
     found = read_standing("本规定自2026年1月1日起不再适用。")
     assert found.authority == "archived" and found.date is None
+
+
+@pytest.mark.parametrize(("text", "own_date", "authority"), [
+    ("Parking rules v4 (effective 1 February 2026): a permit costs EUR 30 a month.", D(2026, 2, 1), None),
+    ("Parking rules v3 (archived): a permit costs EUR 25 a month.", None, "archived"),
+    ("Règlement du parking version 4 (en vigueur le 1er février 2026) : 30 EUR par mois.", D(2026, 2, 1), None),
+])
+def test_a_version_in_the_name_that_opens_the_text_is_its_own(text, own_date, authority):
+    found = read_standing(text)
+    assert (found.date, found.authority) == (own_date, authority)
