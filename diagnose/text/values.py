@@ -136,6 +136,19 @@ def _range(a: Measure, b: Measure) -> Candidate | None:
     return Candidate(a.start, b.end, "range", f"range:{label}:{format_number(lo)}:{format_number(hi)}", dim)
 
 
+def _short_end_year(m: str, a: Measure, b: Measure, connector: str, context: bool) -> str | None:
+    """The year a span of years ends in when it is written with its last two digits after a dash
+    ("1990–95": "1995"; "1999–00": "2000"), else None: the end must follow the start, within a
+    span short enough to be written so."""
+    if connector.strip() not in ("-", "–", "—") or not (b.plain and b.bare and len(b.digits) == 2):
+        return None
+    if not _is_year(m, a, context):
+        return None
+    year = int(a.digits[:2] + b.digits)
+    year += 100 if year <= a.value else 0
+    return str(year) if year - a.value < 50 else None
+
+
 def _scan(m: str, weak: frozenset[int], yen: str) -> list[Candidate]:
     """Numbers left after the claims, read with their units, as values or ranges."""
     out: list[Candidate] = []
@@ -159,6 +172,11 @@ def _scan(m: str, weak: frozenset[int], yen: str) -> list[Candidate]:
             if _is_year(m, a, context) and b.bare and len(b.digits) == 4 and (context or _is_year(m, b)):
                 out.append(Candidate(a.start, a.end, "date", f"date:{a.digits}"))  # "1998–2001": two years
                 out.append(Candidate(b.start, b.end, "date", f"date:{b.digits}"))
+                pos = b.end
+                continue
+            if (end_year := _short_end_year(m, a, b, connector.group(), context)) is not None:
+                out.append(Candidate(a.start, a.end, "date", f"date:{a.digits}"))  # "1990–95": 1990 and 1995
+                out.append(Candidate(b.start, b.end, "date", f"date:{end_year}"))
                 pos = b.end
                 continue
             both = _range(a, b)

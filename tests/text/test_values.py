@@ -573,3 +573,14 @@ def test_a_vulgar_fraction_is_read_as_decimals_joined_to_its_whole_number(text, 
 def test_a_number_word_of_hundreds_after_digits_is_no_scale_of_them():
     assert [v.key for v in extract_values("A stamp costs 99 cents.")] == ["number:99"]  # French "cents" is 100
     assert [v.key for v in extract_values("In 1912 two ships sailed.")] == ["date:1912", "number:2"]
+
+
+@pytest.mark.parametrize("text, keys", [
+    ("He was mayor of Dunmore (1990–95).", ["date:1990", "date:1995"]),
+    ("the 1999–00 season", ["date:1999", "date:2000"]),
+    ("She taught there 1961 – 68.", ["date:1961", "date:1968"]),
+    ("See pages 190–95.", ["number:190", "number:95"]),  # no year: a range of pages, read apart
+    ("Signed 1995–90 in error", ["date:1995", "number:90"]),  # an end before the start is no end year
+])
+def test_a_span_of_years_written_with_the_last_two_digits_ends_in_that_year(text, keys):
+    assert [v.key for v in extract_values(text)] == keys
