@@ -12,6 +12,8 @@ from functools import lru_cache
 import regex
 
 from diagnose.text._units import resolve_unit
+from diagnose.text.mapping import Mapped
+from diagnose.text.numerals import era_years
 from diagnose.text.value_types import Candidate, Value
 
 _MONTH_KEYS = ("january", "february", "march", "april", "may", "june", "july", "august",
@@ -165,15 +167,17 @@ def date_precision(v: Value) -> str:
 def dates_in(text: str) -> list[tuple[int, int, date]]:
     """The dates in ``text`` that name a year, in order, as (start, end, date); of
     overlapping spans the longest. A month without a day reads as its first day, a year
-    alone as its 1 January; a day and month without a year are left out."""
-    found = sorted((c for c in date_claims(text) if c.kind == "date"), key=lambda c: (c.start, c.start - c.end))
+    alone as its 1 January; a day and month without a year are left out. A year of an era is
+    its Gregorian year ("令和6年4月1日")."""
+    mapped = era_years(Mapped(text))
+    found = sorted((c for c in date_claims(mapped.text) if c.kind == "date"), key=lambda c: (c.start, c.start - c.end))
     out: list[tuple[int, int, date]] = []
     for cand in found:
         body = cand.key.removeprefix("date:")
         if body.startswith("--") or (out and cand.start < out[-1][1]):
             continue
         year, month, day = (int(part) for part in (body.split("-") + ["1", "1"])[:3])
-        out.append((cand.start, cand.end, date(year, month, day)))
+        out.append((*mapped.origin(cand.start, cand.end), date(year, month, day)))
     return out
 
 

@@ -159,9 +159,25 @@ def spelled_numbers(mapped: Mapped) -> tuple[Mapped, frozenset[int]]:
     return mapped.rewrite([(i, j, new) for i, j, new, _ in edits]), frozenset(weak)
 
 
+# --- years of an era -------------------------------------------------------------
+
+#: The year before each era's first (Japanese imperial eras, the Republic of China's calendar).
+_ERA_BASE = {"令和": 2018, "平成": 1988, "昭和": 1925, "大正": 1911, "明治": 1867, "民国": 1911, "民國": 1911}
+_ERA_YEAR = re.compile(f"({'|'.join(_ERA_BASE)})(元|\\d{{1,3}})年")
+
+
+def era_years(mapped: Mapped) -> Mapped:
+    """A year of an era as its Gregorian year: "令和5年" → "2023年", "平成元年" → "1989年",
+    "民国38年" → "1949年" (after :func:`chinese_numerals`: "令和五年" too)."""
+    edits = [(m.start(), m.end(), f"{_ERA_BASE[m[1]] + (1 if m[2] == '元' else int(m[2]))}年")
+             for m in _ERA_YEAR.finditer(mapped.text)]
+    return mapped.rewrite(edits)
+
+
 def prepare(text: str) -> tuple[Mapped, frozenset[int]]:
-    """The text values are read from: NFKC, then Chinese and spelled-out numerals as digits."""
-    mapped = chinese_numerals(nfkc(text))
+    """The text values are read from: NFKC, then Chinese and spelled-out numerals as digits, and a
+    year of an era as its Gregorian year."""
+    mapped = era_years(chinese_numerals(nfkc(text)))
     return spelled_numbers(mapped)
 
 

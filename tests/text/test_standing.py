@@ -134,3 +134,7 @@ def test_a_date_of_no_longer_applying_is_not_an_effective_date():
 def test_a_version_in_the_name_that_opens_the_text_is_its_own(text, own_date, authority):
     found = read_standing(text)
     assert (found.date, found.authority) == (own_date, authority)
+
+
+def test_a_date_in_an_eras_years_dates_the_document():
+    assert read_standing("出張旅費規程（令和6年4月1日施行）\n宿泊費の上限は1泊12,000円です。").date == D(2024, 4, 1)

@@ -584,3 +584,13 @@ def test_a_number_word_of_hundreds_after_digits_is_no_scale_of_them():
 ])
 def test_a_span_of_years_written_with_the_last_two_digits_ends_in_that_year(text, keys):
     assert [v.key for v in extract_values(text)] == keys
+
+
+@pytest.mark.parametrize("text, key", [
+    ("令和5年4月1日から適用", "date:2023-04-01"),
+    ("平成元年に設立", "date:1989"),
+    ("令和五年四月一日", "date:2023-04-01"),
+    ("民国38年", "date:1949"),
+])
+def test_a_year_of_an_era_is_its_gregorian_year(text, key):
+    assert [v.key for v in extract_values(text)] == [key]
