@@ -90,16 +90,16 @@ ALIASES |= {f"{which}{joint}{unit}": unit.rstrip("s")
             for unit in ("day", "days", "hour", "hours", "week", "weeks", "month", "months")
             for joint in (" ", "-")}
 
+_ADDRESS_WORDS = frozenset({"st", "rd"})
+"""Abbreviations of an address or a name in any case ("12 St Mary Street", "4 Rd", "St. Paul"), never
+the stokes or the rutherford that pint reads them as."""
 #: English/French function words that pint would read as units ("in" inch,
-#: "a" annum, "at" technical atmosphere, "are" 100 m², "points" typographic).
+#: "a" annum, "at" technical atmosphere, "are" 100 m², "points" typographic), and the address words.
 #: ("an" stays a unit: French "un an" is a year.)
 NOT_UNITS = frozenset(
     """a at as are in is it to of or on be by me my no so do go we us up and per the
     point points line lines hand hands gross bag bags stone stones pica count counts""".split()
-) | {"st", "rd"}
-_ADDRESS_WORDS = frozenset({"st", "rd"})
-"""Abbreviations of an address or a name in any case ("12 St Mary Street", "4 Rd", "St. Paul"), never
-the stokes or the rutherford that pint reads them as."""
+) | _ADDRESS_WORDS
 #: The one-letter units read after a number ("5 m", "3 g", "2 h", "12 V"); other
 #: letters are too often something else ("5 a", "3 T").
 ONE_LETTER_UNITS = frozenset("mgshVWAKLlJN")
