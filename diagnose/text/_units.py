@@ -90,15 +90,52 @@ ALIASES |= {f"{which}{joint}{unit}": unit.rstrip("s")
             for unit in ("day", "days", "hour", "hours", "week", "weeks", "month", "months")
             for joint in (" ", "-")}
 
+
+#: Metric unit words of the other supported languages (fr, es, pt, it, nl, de), as prefix + word in
+#: lower case (a capitalised token is looked up lower-cased: "Kilogramm"); pint knows only the
+#: English spellings, so "150 metros" read as a bare 150 and "3 kilogrammes" as 3.
+_METRIC_WORDS = {
+    "meter": ("meter", "mètre", "mètres", "metros", "metri"),  # not "metro": a railway in a question
+    "gram": ("gramme", "grammes", "gramo", "gramos", "grama", "gramas", "grammo", "grammi", "gramm"),
+    "liter": ("litro", "litros", "litri"),
+}
+_METRIC_PREFIXES = {
+    "": ("",), "kilo": ("kilo", "kiló", "quiló", "quilô", "quilo", "chilo"),
+    "centi": ("centi", "centí", "zenti"), "milli": ("milli", "milí", "mili"),
+}
+ALIASES |= {f"{written}{word}": f"{prefix}{base}"
+            for base, words in _METRIC_WORDS.items() for word in words
+            for prefix, spellings in _METRIC_PREFIXES.items() for written in spellings}
+#: Time words of Italian, Portuguese and Dutch (French, Spanish and German are above).
+ALIASES |= {word: unit for unit, words in {
+    "day": ("giorno", "giorni", "dag", "dagen"),
+    "week": ("settimana", "settimane", "weken"),
+    "month": ("mese", "mesi", "mês", "maand", "maanden"),
+    "year": ("anno", "anni", "ano", "anos", "jaar", "jaren"),
+    "hour": ("uur", "uren"),  # not Italian "ora"/"ore": "now" and English "ore" in a question
+    "minute": ("minuti", "minuut"),
+    "second": ("secondi", "seconden"),
+}.items() for word in words}
+#: An area written in words ("1,200 sq ft", "3.5 square kilometres"): a single token would stop at
+#: "sq" or "square".
+ALIASES |= {f"{square}{length}": f"({unit}) ** 2"
+            for unit, lengths in {
+                "foot": ("ft", "feet", "foot"), "mile": ("mi", "miles", "mile"), "yard": ("yd", "yards"),
+                "inch": ("inches",), "meter": ("m", "metres", "meters", "metre", "meter"),
+                "kilometer": ("km", "kilometres", "kilometers", "kilometre", "kilometer"),
+            }.items()
+            for length in lengths for square in ("sq ", "sq. ", "sq.", "square ")}
 _ADDRESS_WORDS = frozenset({"st", "rd"})
 """Abbreviations of an address or a name in any case ("12 St Mary Street", "4 Rd", "St. Paul"), never
 the stokes or the rutherford that pint reads them as."""
 #: English/French function words that pint would read as units ("in" inch,
-#: "a" annum, "at" technical atmosphere, "are" 100 m², "points" typographic), and the address words.
+#: "a" annum, "at" technical atmosphere, "are" 100 m², "points" typographic, "units" micro-nits,
+#: "pts" pints, "shots" 1.5 fl oz), and the address words.
 #: ("an" stays a unit: French "un an" is a year.)
 NOT_UNITS = frozenset(
     """a at as are in is it to of or on be by me my no so do go we us up and per the
-    point points line lines hand hands gross bag bags stone stones pica count counts""".split()
+    point points line lines hand hands gross bag bags stone stones pica count counts
+    unit units pts shot shots""".split()
 ) | _ADDRESS_WORDS
 #: The one-letter units read after a number ("5 m", "3 g", "2 h", "12 V"); other
 #: letters are too often something else ("5 a", "3 T").
@@ -212,6 +249,21 @@ def _pint_unit(expr: str) -> Unit | None:
         return None
 
 
+#: The units written with a metric prefix ("km", "mAh", "kPa"). pint puts a prefix on any unit, so
+#: a word would read as one: "cat" centi-atmospheres, "care" centi-ares, "hat" hecto-atmospheres.
+_PREFIXABLE = frozenset("""meter gram second liter watt volt ampere hertz joule pascal ohm newton
+    calorie ampere_hour watt_hour volt_ampere mole siemens farad henry tesla weber coulomb katal
+    becquerel gray sievert lumen lux candela bar electron_volt tonne metric_ton""".split())
+
+
+def _prefixed_word(token: str) -> bool:
+    """Whether pint reads the word ``token`` only as a metric prefix on a unit that takes none."""
+    if not token.isalpha():
+        return False
+    readings = ureg().parse_unit_name(token)
+    return bool(readings) and all(prefix and unit not in _PREFIXABLE for prefix, unit, _ in readings)
+
+
 _SUPERSCRIPT = re.compile(r"(?<=[A-Za-z])([23²³])(?=$|/)")
 
 
@@ -230,9 +282,9 @@ def resolve_unit(token: str) -> Unit | None:
         return _pint_unit(ALIASES[token])
     if token.lower() in ALIASES and len(token) > 3:
         return _pint_unit(ALIASES[token.lower()])
-    if len(token) == 1 and token not in ONE_LETTER_UNITS:
+    if (len(token) == 1 and token not in ONE_LETTER_UNITS) or _prefixed_word(token):
         return None
-    expr = token.replace("²", "2").replace("³", "3")
+    expr = re.sub(r"(?<=[A-Za-z])\s(?=[23]$)", "", token.replace("²", "2").replace("³", "3"))
     expr = _SUPERSCRIPT.sub(r"**\1", expr)
     if " per " in expr:
         num, _, den = expr.partition(" per ")

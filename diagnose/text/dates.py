@@ -28,12 +28,22 @@ _SHORT_DATE = re.compile(r"(?<![\d.,/-])(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\d]|[.,
 _CJK_DATE = re.compile(r"(?<![\d.])(?P<y>\d{4})\s*[年년](?:\s*(?P<m>\d{1,2})\s*[月월](?:\s*(?P<d>\d{1,2})\s*[日号號일]?)?)?")
 _CJK_MONTH_DAY = re.compile(r"(?<![\d.年년])(?P<m>\d{1,2})\s*[月월](?:\s*(?P<d>\d{1,2})\s*[日号號일])?")
 _LETTERS = regex.compile(r"\p{L}+")
+#: A year of an era: before ("753 BC", "44 av. J.-C.", "27 v. Chr.") or after ("AD 476", "476 CE")
+#: the epoch; a year before it is keyed negative ("date:-0753"), as ISO 8601 writes it bar year zero.
+#: A bare "AD" or "CE" after a number must end the phrase: "3 AD servers", "2 CE-marked" are no years.
+_BEFORE_EPOCH = r"BCE?|B\.C\.(?:E\.)?|av\.\s?J\.?-C\.|a\.\s?C\.|a\.\s?J\.C\.|v\.\s?Chr\."
+_AFTER_EPOCH = r"(?:AD|CE)(?![\s-]+[a-z]|-)|A\.D\.|C\.E\.|ap\.\s?J\.?-C\.|d\.\s?C\.|n\.\s?Chr\."
+_ERA_YEAR = re.compile(
+    rf"(?<![\d.,])(?P<y>[1-9]\d{{0,3}})\s?(?:(?P<bc>{_BEFORE_EPOCH})|{_AFTER_EPOCH})(?![A-Za-z])"
+    rf"|(?<![A-Za-z])(?:AD|A\.D\.)\s?(?P<ad>[1-9]\d{{0,3}})(?![\d.,]\d)"
+)
 _DAY = r"(?P<d>[0-3]?\d)(?:st|nd|rd|th|er|º|°|\.)?"
 _YEAR = r"(?P<y>[12]\d{3})(?!\d)"
 _AFTER_DY = re.compile(rf"\.?\s+{_DAY}(?!\d),?\s+{_YEAR}", re.I)
 _AFTER_Y = re.compile(rf"\.?,?\s+(?:de\s+)?{_YEAR}", re.I)
 _AFTER_D = re.compile(rf"\.?\s+{_DAY}(?![\d:])", re.I)
-_BEFORE_D = re.compile(rf"(?<![\d.,]){_DAY}\s+(?:de\s+)?$", re.I)
+_BEFORE_D = re.compile(rf"(?<![\d.,])(?:{_DAY}\s+(?:de\s+)?|(?P<od>[0-3]?\d)(?:st|nd|rd|th)\s+of\s+)$", re.I)
+"""A day before the month: "4 July", "4 de julio", "4th of July" ("of" only after an ordinal)."""
 
 
 @lru_cache(maxsize=1)
@@ -100,13 +110,13 @@ def _month_name_dates(w: str) -> list[Candidate]:
         before = _BEFORE_D.search(w, max(0, s - 12), s)
         after_y, after_dy, after_d = _AFTER_Y.match(w, e), _AFTER_DY.match(w, e), _AFTER_D.match(w, e)
         if before and after_y:
-            span, y, d, order = (before.start(), after_y.end()), after_y["y"], before["d"], "DMY"
+            span, y, d, order = (before.start(), after_y.end()), after_y["y"], before["d"] or before["od"], "DMY"
         elif after_dy:
             span, y, d, order = (s, after_dy.end()), after_dy["y"], after_dy["d"], "MDY"
         elif after_y:
             span, y, d, order = (s, after_y.end()), after_y["y"], None, "MDY"
         elif before:
-            span, y, d, order = (before.start(), e), None, before["d"], "DMY"
+            span, y, d, order = (before.start(), e), None, before["d"] or before["od"], "DMY"
         elif after_d:
             span, y, d, order = (s, after_d.end()), None, after_d["d"], "MDY"
         else:
@@ -142,6 +152,9 @@ def date_claims(w: str) -> list[Candidate]:
         follower = re.match(r"\s?([A-Za-z]+)", w[m.end() : m.end() + 12])
         if a <= 12 and not (follower and resolve_unit(follower.group(1))):
             add(_date(m.start(), m.end(), None, a, b))  # "11/22": a year-less date
+    for m in _ERA_YEAR.finditer(w):
+        year = int(m["y"] or m["ad"])
+        add(Candidate(m.start(), m.end(), "date", f"date:-{year:04d}" if m["bc"] else f"date:{year:04d}", prio=2))
     for m in _CJK_DATE.finditer(w):
         y = int(m["y"])
         if m["m"] is None and not 1000 <= y <= 2100:
@@ -167,14 +180,15 @@ def date_precision(v: Value) -> str:
 def dates_in(text: str) -> list[tuple[int, int, date]]:
     """The dates in ``text`` that name a year, in order, as (start, end, date); of
     overlapping spans the longest. A month without a day reads as its first day, a year
-    alone as its 1 January; a day and month without a year are left out. A year of an era is
+    alone as its 1 January; a day and month without a year, and a year before the epoch, are
+    left out. A year of an era is
     its Gregorian year ("令和6年4月1日")."""
     mapped = era_years(Mapped(text))
     found = sorted((c for c in date_claims(mapped.text) if c.kind == "date"), key=lambda c: (c.start, c.start - c.end))
     out: list[tuple[int, int, date]] = []
     for cand in found:
         body = cand.key.removeprefix("date:")
-        if body.startswith("--") or (out and cand.start < out[-1][1]):
+        if body.startswith("-") or (out and cand.start < out[-1][1]):  # no month-day, no year before AD 1
             continue
         year, month, day = (int(part) for part in (body.split("-") + ["1", "1"])[:3])
         out.append((*mapped.origin(cand.start, cand.end), date(year, month, day)))

@@ -43,8 +43,9 @@ _CUR_AFTER = re.compile(
     rf"|(?P<word>(?i:{_alternation(w for w in WORDS if w.isascii())})(?![A-Za-z])|{_alternation(w for w in WORDS if not w.isascii())}))"
 )
 _CJK_UNITS = re.compile(r"\s?(" + _alternation(w for w in ALIASES if not w.isascii() and not w.startswith("°")) + ")")
+#: A unit token; an exponent may stand apart when the superscript was lost ("165 km 2 (64 sq mi)").
 _UNIT_TOKEN = re.compile(
-    r"\s?(?P<u>(?:°\s?[CF](?![A-Za-z])|[A-Za-zµμΩ][A-Za-zµμΩ]*[23²³]?)"
+    r"\s?(?P<u>(?:°\s?[CF](?![A-Za-z])|[A-Za-zµμΩ][A-Za-zµμΩ]*(?:[23²³]|\s[23](?=\s?[(\[),;.]|\s*$))?)"
     r"(?P<den>\s?/\s?[A-Za-zµμΩ]+[23²³]?|\s+per\s+[A-Za-z]+)?)"
 )
 _ACDC = re.compile(r"\s?(?:AC|DC|ac|dc)(?![A-Za-z])")
@@ -89,10 +90,10 @@ def _currency_code(found: re.Match, yen: str) -> str:
 
 
 #: Unit aliases of several words, longest first (a single token would stop at "degrees", or at
-#: the "N" of "N·m").
-_MULTIWORD_FORMS = {k.lower(): k for k in ALIASES if re.search(r"[A-Za-z][\s·.-][A-Za-z]", k)}
+#: the "N" of "N·m"), also as a compound adjective ("a 30-business-day review").
+_MULTIWORD_FORMS = {k.lower(): k for k in ALIASES if re.search(r"[A-Za-z][\s·.-]+[A-Za-z]", k)}
 _MULTIWORD_UNIT = re.compile(
-    r"\s*(" + "|".join(re.escape(k) for k in sorted(_MULTIWORD_FORMS, key=len, reverse=True)) + r")(?![\w])",
+    r"(?:\s*|-)(" + "|".join(re.escape(k) for k in sorted(_MULTIWORD_FORMS, key=len, reverse=True)) + r")(?![\w-])",
     re.IGNORECASE,
 )
 

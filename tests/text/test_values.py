@@ -594,3 +594,93 @@ def test_a_span_of_years_written_with_the_last_two_digits_ends_in_that_year(text
 ])
 def test_a_year_of_an_era_is_its_gregorian_year(text, key):
     assert [v.key for v in extract_values(text)] == [key]
+
+
+def _one(text: str) -> Value:
+    found = extract_values(text)
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize("written, english", [
+    ("La torre mide 150 metros.", "150 m"), ("La pista mide 12 kilómetros.", "12 km"),
+    ("Il pèse 3 kilogrammes.", "3 kg"), ("Es wiegt 3 Kilogramm.", "3 kg"), ("O pacote pesa 500 gramas.", "500 g"),
+    ("La strada è lunga 4 chilometri.", "4 km"), ("Una dose di 250 milligrammi.", "250 mg"),
+    ("La garanzia è di 2 anni.", "2 years"), ("A garantia é de 2 anos.", "2 years"),
+    ("De termijn is 30 dagen.", "30 days"), ("Il termine è di 30 giorni.", "30 days"),
+])
+def test_a_metric_or_time_word_of_a_supported_language_is_its_unit(written, english):
+    value, expected = _one(written), _one(english)
+    assert value.kind == "quantity" and same_value(value, expected)
+    assert not same_value(value, _one(english.replace(english.split()[0], "7")))
+
+
+@pytest.mark.parametrize("written, metric", [
+    ("1,200 sq ft", "111.48 m²"),  # 1 ft = 0.3048 m: 1,200 × 0.3048² = 111.483648 m²
+    ("85 sq. ft", "7.897 m²"), ("3.5 square kilometres", "3.5 km²"), ("400 square metres", "400 m²"),
+    ("12 square miles", "31.08 km²"),  # 1 mi = 1.609344 km: 12 × 1.609344² = 31.0799 km²
+])
+def test_an_area_written_in_words_is_an_area(written, metric):
+    value = _one(f"The site covers {written} in all.")
+    assert value.span == written and same_value(value, _one(metric))
+
+
+@pytest.mark.parametrize("text, key", [
+    ("The city was founded in 753 BC.", "date:-0753"), ("founded in 753 BCE", "date:-0753"),
+    ("César meurt en 44 av. J.-C.", "date:-0044"), ("nació en el 63 a. C.", "date:-0063"),
+    ("The empire fell in AD 476.", "date:0476"), ("It fell in 476 CE.", "date:0476"),
+    ("Er wurde 800 n. Chr. gekrönt.", "date:0800"),
+])
+def test_a_year_before_or_after_the_epoch_is_a_year(text, key):
+    assert [v.key for v in extract_values(text)] == [key]
+
+
+def test_a_year_before_the_epoch_differs_from_the_same_year_after_it():
+    before, after = _one("in 753 BC"), _one("in AD 753")
+    assert comparable(before, after) and not same_value(before, after)
+
+
+@pytest.mark.parametrize("text", ["We run 3 AD servers.", "Two 2 CE-marked devices."])
+def test_an_era_abbreviation_that_does_not_end_the_phrase_is_no_year(text):
+    assert all(v.kind != "date" for v in extract_values(text))
+
+
+def test_a_day_written_as_the_ordinal_of_a_month_is_a_date():
+    assert _one("It was signed on the 4th of July, 1776.").key == "date:1776-07-04"
+    assert _one("He scored 3 of May's goals.").kind == "number"  # "of" after a bare number is no date
+
+
+def test_a_span_of_days_written_as_a_compound_adjective_is_measured_in_days():
+    value = _one("A 30-business-day review period applies.")
+    assert value.span == "30-business-day" and same_value(value, _one("30 days"))
+
+
+@pytest.mark.parametrize("text", ["In Q3 2024 revenue grew.", "H1 2024 sales were flat."])
+def test_a_year_after_a_quarter_or_half_is_a_year(text):
+    assert [v.key for v in extract_values(text) if v.kind == "date"] == ["date:2024"]
+
+
+@pytest.mark.parametrize("word", ["units", "pts", "shots"])
+def test_a_count_word_that_pint_reads_as_a_unit_is_no_unit(word):
+    assert _one(f"They logged 24 {word} last week.").key == "number:24"
+
+
+def test_a_year_before_the_epoch_dates_no_document():
+    found = dates_module.dates_in("Founded 753 BC, rebuilt AD 476, reopened 1 March 2020.")
+    assert [d.isoformat() for _, _, d in found] == ["0476-01-01", "2020-03-01"]
+
+
+@pytest.mark.parametrize("text, key", [
+    ("In 1853 he moved to Lyon.", "date:1853"),  # pint: hecto-elementary charges
+    ("We adopted 3 cats.", "number:3"),  # centi-atmospheres
+    ("Their 2014 EP sold well.", "number:2014"),  # exa-poises
+])
+def test_a_word_that_pint_reads_only_as_a_prefix_on_a_unit_that_takes_none_is_no_unit(text, key):
+    assert [v.key for v in extract_values(text)] == [key]
+    assert _one("It is 5 km away.").key == "quantity:meter:5000" and _one("a 2 kPa drop").dimension == _one("2 bar").dimension
+
+
+def test_an_exponent_that_lost_its_superscript_still_squares_its_unit():
+    area = _one("The park covers 12 km 2 (4.63 sq mi) of forest.")  # 4.63 mi² = 11.99 km²
+    assert area.kind == "quantity" and same_value(area, _one("12 km²"))
+    assert [v.key for v in extract_values("He ran 5 km 2 times a week.")] == ["quantity:meter:5000", "number:2"]
