@@ -204,15 +204,21 @@ def _french(clause: str) -> bool | None:
 
 AMOUNT_KINDS = frozenset({"quantity", "money", "percent", "number", "range"})
 DATE_KINDS = frozenset({"date"})
+#: What after 何日/何年 makes it a span ("何日以内": within how many days; "何年間"), not a date.
+_JA_SPAN_AFTER = "間|以内|以上|以下|前|後|ほど|くらい|ぐらい|程度"
 _ASKS_DATE = re.compile(
     r"^\W*when\b|\b(?:what|which|on what|in what|in which)\s+(?:\w+\s+)?(?:date|year|day|month)\b|\bquand\b|"
-    r"什么时候|何时|哪天|哪一天|哪年|哪一年|几月|几号|いつ|何日|何年|何月",
+    r"\b(?:cuándo|quando|wann|wanneer)\b|"
+    r"什么时候|何时|哪天|哪一天|哪年|哪一年|几月|几号|いつ|何月|"
+    rf"(?<!期間は)(?<!期間)何[日年](?!{_JA_SPAN_AFTER})",
     re.IGNORECASE,
 )
 _ASKS_AMOUNT = re.compile(
     r"\bhow\s+(?:many|much|long|tall|old|far|often|heavy|big|large|high|fast|wide|deep|soon)\b|\bcombien\b|"
     r"\b(?:number|count|total|amount)\s+of\b|\bnombre\s+(?:de|d')|数量|总数|人数|件数|"
-    r"多少|几|多长|多久|多大|多高|多重|多远|比例|いくら|いくつ|何時間|何分|何日間|何回|何キロ|何パーセント|何%",
+    r"\b(?:cuánt[oa]s?|quant[oa]s?|quant[ie]|wie\s+viele?|hoeveel)\b|"
+    r"多少|几|多长|多久|多大|多高|多重|多远|比例|いくら|いくつ|何時間|何分|何回|何キロ|何パーセント|何%|"
+    rf"何[日年](?:{_JA_SPAN_AFTER})|何か月|何ヶ月|何カ月|何週間|期間は?何[日年]",
     re.IGNORECASE,
 )
 _ASKS_NAME = re.compile(r"^\W*(?:who|whom|whose|where)\b|\bqui\b|\boù\b|谁|誰|どこ|哪里|哪儿", re.IGNORECASE)
@@ -295,7 +301,19 @@ _QUANTITY_CUES = tuple((re.compile(words, re.I), unit) for words, unit in (
     (r"\b(?:duration|durée|combien\s+de\s+temps)\b|多长时间|多長時間|多久", "s"),
 ))
 _CJK_ASKED_UNIT = re.compile(r"(?:多少|几|何)个?([\u4e00-\u9fff\u30a0-\u30ff]{1,2})")
-_QUESTION_WORD = re.compile(r"(?<![^\W\d_])(?:(per|a|an|each|every|par)\s+)?([^\W\d_]+)", re.UNICODE | re.I)
+_QUESTION_WORD = re.compile(r"(?<![^\W_])(?:(per|a|an|each|every|par)\s+)?([^\W\d_]+)", re.UNICODE | re.I)
+
+
+def _names_something(word: str) -> bool:
+    """Whether a capitalised word of a question names something ("Henry", "Lumen", "El", "MS")
+    rather than a unit (pint reads them as henries, lumens, exalitres, megasiemens): a unit word is
+    written so only as a data size ("GB") or as a unit word of its language ("Tage")."""
+    from diagnose.text._units import ALIASES, resolve_unit
+
+    if not word[0].isupper() or word in ALIASES:
+        return False
+    unit = resolve_unit(word)
+    return unit is None or unit.dimension != "[information]"
 
 
 PER_TIME = "per [time]"
@@ -324,7 +342,7 @@ def asked_dimensions(question: str) -> frozenset[str]:
         question = question[:v.start] + " " * (v.end - v.start) + question[v.end:]
     out = set()
     for per, word in _QUESTION_WORD.findall(question):
-        if per or len(word) < 2 or word.lower() in NOT_UNITS or word.lower() in FUNCTION_WORDS:
+        if per or len(word) < 2 or word.lower() in NOT_UNITS or word.lower() in FUNCTION_WORDS or _names_something(word):
             continue  # "per month" is a rate's denominator, not what is measured; French "du" no dalton
         if (unit := resolve_unit(word)) is not None:
             out.add(unit.dimension)

@@ -154,12 +154,13 @@ def as_rate(v: Value, span: Unit) -> Value:
 
 _ASKS_COUNT = re.compile(
     r"\bhow\s+many\b|\b(?:number|count)\s+of\b|\bcombien\s+d|\bnombre\s+(?:de|d')|\bpopulation\b|\binhabitants\b"
-    r"|\bhabitants\b|人口|人数|(?:几|多少)[个個名位家所项項次件台]|何[個人名回件つ本台枚]|いくつ", re.IGNORECASE)
+    r"|\bhabitants\b|\b(?:cuánt[oa]s|quant[oa]s|quant[ie]|wie\s+viele|hoeveel)\b"
+    r"|人口|人数|(?:几|多少)[个個名位家所项項次件台]|何[個人名回件つ本台枚]|いくつ", re.IGNORECASE)
 
 
 def asks_count(question: str) -> bool:
     """Whether the question asks how many ("how many", "the number of", "combien de", "the
-    population of", "几个", "多少名", "何人", "いくつ"). Not "combien coûte", nor "多少" alone: they
+    population of", "cuántos", "wie viele", "几个", "多少名", "何人", "いくつ"). Not "combien coûte", nor "多少" alone: they
     ask any amount ("续航时间是多少")."""
     return _ASKS_COUNT.search(question) is not None
 

@@ -52,6 +52,12 @@ from diagnose.text.questions import AMOUNT_KINDS, COUNT, DATE_KINDS, PER_TIME, a
         ("What are the steps of the audit?", None),
         ("Who signed the lease?", frozenset()),
         ("What is the default timeout of the gateway?", None),
+        ("返品は購入後何日以内に可能ですか？", AMOUNT_KINDS),  # within how many days: a span
+        ("ケルン社の保証期間は何年ですか？", AMOUNT_KINDS),  # the warranty period is how many years
+        ("新製品は何日に発売されますか？", DATE_KINDS),  # on what day
+        ("¿Cuántos empleados tiene Fenwick?", AMOUNT_KINDS),
+        ("Wie viele Mitarbeiter hat Fenwick?", AMOUNT_KINDS),
+        ("¿Cuándo abrió la tienda?", DATE_KINDS),
     ],
 )
 def test_asked_value_kinds(question, kinds):
@@ -88,6 +94,14 @@ def test_asked_value_kinds(question, kinds):
         ("这款音箱的保修期是多长时间？", {"[time]"}),
         ("退货期限多久？", {"[time]"}),
         ("How long is the Fenwick bridge?", set()),  # a length or a span of time
+        ("What was the profession of Henry Hale?", set()),  # a name, not henries (inductance)
+        ("Who founded the Candela Works in Lyon?", set()),  # nor candelas
+        ("Can I take my cat on the Harrow ferry?", set()),  # pint: centi-atmospheres
+        ("Is the MS degree at Kellin free?", set()),  # an acronym, not megasiemens
+        ("When was the 24th Harrow Brigade formed?", set()),  # "th" of an ordinal, not thou
+        ("Wie viele Mitarbeiter hat Fenwick?", {COUNT}),  # "hat" is "has", not hecto-atmospheres
+        ("Wie viele Tage Urlaub gibt es?", {"[time]"}),  # a capitalised noun that is a unit word
+        ("What is the maximum upload size in GB?", {"[information]"}),
     ],
 )
 def test_asked_dimensions(question, dimensions):

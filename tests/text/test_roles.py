@@ -75,6 +75,11 @@ def test_a_count_of_the_asked_things_is_read_in_any_wording():
     ("Combien coûte le forfait Pro ?", False),  # how much: any amount
     ("这款音箱的续航时间是多少？", False),  # "多少" alone asks any amount
     ("年假有几天？", False),  # a unit: measured, not counted
+    ("¿Cuántos empleados tiene Fenwick?", True),
+    ("Quanti dipendenti conta la Kellin?", True),
+    ("Wie viele Mitarbeiter hat Fenwick?", True),
+    ("Hoeveel winkels heeft Fenwick?", True),
+    ("¿Cuánto cuesta el plan Pro?", False),  # how much: any amount
 ])
 def test_a_question_asks_a_count_of_things_not_any_amount(question, counted):
     assert asks_count(question) is counted
