@@ -19,11 +19,11 @@ from diagnose.text.roles import named_span, per_time, rate_after, rate_before
 _RESTATED = re.compile(r"\s?[(（]\s?(?P<n>\d+(?:[.,]\d+)?)\s?[)）]")
 _SCALE = re.compile(
     r"\s?(?P<w>(?i:thousand|millions?|billions?|trillions?|milliards?|mn|bn|mio|mrd|tn))(?![A-Za-z])"
-    r"|(?P<g>[kKMB])(?![A-Za-z0-9])|\s?(?P<c>万亿|千万|百万|十万|万|萬|亿|億|千|兆)"
+    r"|(?P<g>[kKMBm])(?![A-Za-z0-9])|\s?(?P<c>万亿|千万|百万|十万|万|萬|亿|億|千|兆)"
 )
 _SCALES = {"thousand": 1e3, "million": 1e6, "millions": 1e6, "billion": 1e9, "billions": 1e9,
            "trillion": 1e12, "trillions": 1e12, "milliard": 1e9, "milliards": 1e9, "mn": 1e6,
-           "bn": 1e9, "mio": 1e6, "mrd": 1e9, "tn": 1e12, "k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9,
+           "bn": 1e9, "mio": 1e6, "mrd": 1e9, "tn": 1e12, "k": 1e3, "K": 1e3, "M": 1e6, "m": 1e6, "B": 1e9,
            "万亿": 1e12, "千万": 1e7, "百万": 1e6, "十万": 1e5, "万": 1e4, "萬": 1e4, "亿": 1e8,
            "億": 1e8, "千": 1e3, "兆": 1e12}
 _PERCENT = re.compile(
@@ -130,7 +130,8 @@ def read_measure(m: str, lit: re.Match, yen: str) -> Measure | None:
     if scale:
         word = scale["w"] or scale["g"] or scale["c"]
         after = _CUR_AFTER.match(m, scale.end())
-        if word != "B" or meas.currency or (after and _currency_code(after, yen)):
+        # "B" and "m" scale only money ("$4B", "£2.3m"); "5m" alone is five metres
+        if word not in ("B", "m") or meas.currency or (after and _currency_code(after, yen)):
             meas.value *= _SCALES.get(word, _SCALES.get(word.lower(), 1.0))
             meas.end, meas.plain = scale.end(), False
     if meas.plain and (glued := _ORDINAL.match(m, meas.end)):

@@ -684,3 +684,9 @@ def test_an_exponent_that_lost_its_superscript_still_squares_its_unit():
     area = _one("The park covers 12 km 2 (4.63 sq mi) of forest.")  # 4.63 mi² = 11.99 km²
     assert area.kind == "quantity" and same_value(area, _one("12 km²"))
     assert [v.key for v in extract_values("He ran 5 km 2 times a week.")] == ["quantity:meter:5000", "number:2"]
+
+
+def test_a_glued_m_after_money_is_millions_and_alone_is_metres():
+    assert same_value(_one("The firm was fined £2.3m."), _one("a fine of GBP 2,300,000"))
+    assert _one("The club paid €45m.").key == "money:EUR:45000000"
+    assert _one("The wall is 5m high.").key == "quantity:meter:5"
