@@ -62,7 +62,7 @@ def _as_version(v: Value) -> str:
 
 def same_value(a: Value, b: Value) -> bool:
     """Same value: equal keys, or same kind+dimension and magnitudes equal within a relative 0.5%
-    (rounding: 1.50 kg vs 1.5 kg; 3 lb 5 oz is NOT required to equal 1.5 kg); percentages at the
+    (rounding: 1.50 kg vs 1.5 kg, or "3 lb 5 oz", 1.502 kg, vs 1.5 kg); percentages at the
     coarser one's written decimals (:func:`_rounded_equal`); bare numbers (counts, years) only
     when equal: "1661" and "1668" are two years, though within 0.5% of each other.
 

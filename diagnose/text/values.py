@@ -150,6 +150,24 @@ def _short_end_year(m: str, a: Measure, b: Measure, connector: str, context: boo
     return str(year) if year - a.value < 50 else None
 
 
+_COMPOUND_JOINT = re.compile(r"\s(?:(?:and|et|und|y|e)\s)?")
+
+
+def _compound(m: str, a: Measure, yen: str) -> Measure:
+    """``a`` with the smaller units that follow it joined on, as one amount: "1 hour 30 minutes"
+    (= 90 minutes), "6 feet 2 inches", "2 hours and 15 minutes". Each part is a whole number of a
+    unit larger than the next; no comma, so "5 days, 8 hours a day" stays two."""
+    total, last = a, a
+    while (last.unit is not None and not last.unit.offset and not last.per and float(last.value).is_integer()
+           and (joint := _COMPOUND_JOINT.match(m, last.end)) and (lit := LITERAL.match(m, joint.end()))):
+        b = read_measure(m, lit, yen)
+        if b is None or b.unit is None or b.unit.dimension != a.unit.dimension or b.per or b.unit.factor >= last.unit.factor:
+            break
+        total = replace(total, end=b.end, value=total.value + b.value * b.unit.factor / a.unit.factor, plain=False)
+        last = b
+    return total
+
+
 def _scan(m: str, weak: frozenset[int], yen: str) -> list[Candidate]:
     """Numbers left after the claims, read with their units, as values or ranges."""
     out: list[Candidate] = []
@@ -185,7 +203,7 @@ def _scan(m: str, weak: frozenset[int], yen: str) -> list[Candidate]:
                 out.append(both)
                 pos = b.end
                 continue
-        single = _single(m, a, weak)
+        single = _single(m, _compound(m, a, yen), weak)
         pos = max(pos, single.end)
         if single.kind is not None:
             out.append(single)

@@ -690,3 +690,22 @@ def test_a_glued_m_after_money_is_millions_and_alone_is_metres():
     assert same_value(_one("The firm was fined £2.3m."), _one("a fine of GBP 2,300,000"))
     assert _one("The club paid €45m.").key == "money:EUR:45000000"
     assert _one("The wall is 5m high.").key == "quantity:meter:5"
+
+
+@pytest.mark.parametrize("written, whole", [
+    ("1 hour 30 minutes", "90 minutes"), ("2 hours and 15 minutes", "135 minutes"),
+    ("6 feet 2 inches", "1.8796 m"),  # 6 × 0.3048 m + 2 × 0.0254 m
+    ("3 lb 4 oz", "1.4742 kg"),  # 3 × 0.45359237 kg + 4 × 0.028349523 kg
+])
+def test_an_amount_written_in_falling_units_is_one_amount(written, whole):
+    value = _one(f"It took {written} in all.")
+    assert value.span == written and same_value(value, _one(whole))
+
+
+@pytest.mark.parametrize("text, count", [
+    ("Open 5 days, 8 hours a day.", 2),  # a comma parts two amounts
+    ("Boxes of 10 cm 5 cm and 2 cm.", 3),  # the same unit thrice is a list
+    ("She waited 30 minutes 2 hours later.", 2),  # a larger unit after a smaller one
+])
+def test_amounts_that_are_no_falling_units_stay_apart(text, count):
+    assert len(extract_values(text)) == count
