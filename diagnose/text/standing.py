@@ -54,11 +54,14 @@ class TextStanding:
 
 _I = re.I | re.X
 _ARCHIVED = re.compile(r"""
-    \b(?:archived|superseded|withdrawn|obsolete|rescinded|repealed|deprecated|expired|out\ of\ date)\b
-  | \bno\ longer\ (?:in\ (?:effect|force|use)|valid|current|applies|applicable)\b
+    \b(?:archived|superseded|withdrawn|obsolete|rescinded|repealed|deprecated|expired|out\ of\ date|outdated)\b
+  | \bno\ longer\ (?:in\ (?:effect|force|use)|valid|current|applies|applicable|maintained|supported|updated)\b
+  | \b(?:previous|former|old|older|historical|earlier)\ (?:version|edition|revision)\b
   | \b(?:archivée?s?|abrogée?s?|obsolètes?|caduque?s?|périmée?s?|retirée?s?)(?!\w)
-  | \bn['’]est\ plus\ (?:en\ vigueur|valable|applicable)
-  | (?:已|被)?(?:废止|作废|失效|归档|过时)|不再(?:适用|有效|生效)|廃止|失効|アーカイブ|旧版|効力を失
+  | \bn['’]est\ plus\ (?:en\ vigueur|valable|applicable|à\ jour)
+  | \b(?:ancienne\ version|version\ (?:précédente|antérieure))\b
+  | (?:已|被)?(?:废止|作废|失效|归档|过时)|不再(?:适用|有效|生效|执行|使用)|旧(?:规定|政策|版本|制度)
+  | 廃止|失効|アーカイブ|旧版|効力を失|最新(?:版)?ではありません
 """, _I)
 _SUCCESSOR = (
     re.compile(r"\b(?:superseded|replaced)\s+by\s+(?P<name>[^.;:,()\n]{1,60})", re.I),

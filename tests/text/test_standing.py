@@ -138,3 +138,25 @@ def test_a_version_in_the_name_that_opens_the_text_is_its_own(text, own_date, au
 
 def test_a_date_in_an_eras_years_dates_the_document():
     assert read_standing("出張旅費規程（令和6年4月1日施行）\n宿泊費の上限は1泊12,000円です。").date == D(2024, 4, 1)
+
+
+@pytest.mark.parametrize("text", [
+    "This page is outdated. Refunds are accepted within 14 days.",
+    "Historical version — kept for reference. The desk fee is $25.",
+    "This handbook is no longer maintained. Leave is 20 days.",
+    "Cette version n'est plus à jour. Le délai est de 14 jours.",
+    "Ancienne version (2022) : le délai est de 30 jours.",
+    "本规定自2025年1月1日起不再执行。",
+    "旧规定（2022年版）：退货期限30天。",
+    "本資料は2023年度版です（最新版ではありません）。",
+])
+def test_a_document_that_says_it_is_out_of_date_in_other_words_reads_archived(text):
+    assert read_standing(text).authority == "archived"
+
+
+@pytest.mark.parametrize("text", [
+    "Unlike the previous version, this one allows 30 days.",  # names another document
+    "Outdated devices are replaced free of charge.",  # about devices, not this text
+])
+def test_out_of_date_words_about_something_else_say_nothing(text):
+    assert read_standing(text).authority is None
