@@ -18,11 +18,12 @@ from diagnose.text.roles import named_span, per_time, rate_after, rate_before
 
 _RESTATED = re.compile(r"\s?[(（]\s?(?P<n>\d+(?:[.,]\d+)?)\s?[)）]")
 _SCALE = re.compile(
-    r"\s?(?P<w>(?i:thousand|millions?|billions?|trillions?|milliards?|mn|bn|mio|mrd|tn))(?![A-Za-z])"
+    r"\s?(?P<w>(?i:thousand|millions?|billions?|trillions?|milliards?|lakhs?|crores?|mn|bn|mio|mrd|tn))(?![A-Za-z])"
     r"|(?P<g>[kKMBm])(?![A-Za-z0-9])|\s?(?P<c>万亿|千万|百万|十万|万|萬|亿|億|千|兆)"
 )
 _SCALES = {"thousand": 1e3, "million": 1e6, "millions": 1e6, "billion": 1e9, "billions": 1e9,
            "trillion": 1e12, "trillions": 1e12, "milliard": 1e9, "milliards": 1e9, "mn": 1e6,
+           "lakh": 1e5, "lakhs": 1e5, "crore": 1e7, "crores": 1e7,
            "bn": 1e9, "mio": 1e6, "mrd": 1e9, "tn": 1e12, "k": 1e3, "K": 1e3, "M": 1e6, "m": 1e6, "B": 1e9,
            "万亿": 1e12, "千万": 1e7, "百万": 1e6, "十万": 1e5, "万": 1e4, "萬": 1e4, "亿": 1e8,
            "億": 1e8, "千": 1e3, "兆": 1e12}
@@ -98,13 +99,18 @@ _MULTIWORD_UNIT = re.compile(
 )
 
 
+_NUMBER_PREFIXES = frozenset({"mid", "mi", "pre", "post", "early", "late"})
+
+
 def _names_before(m: str, hyphen: int) -> bool:
     """Whether the word that ends at ``hyphen`` holds a letter, so that a number after the hyphen
-    ends a name ("COVID-19", "A320-200"), however long the word."""
+    ends a name ("COVID-19", "A320-200", "batch-vm-03"), however long the word, unless the word is a
+    prefix of the number ("mid-1990s", "pre-2008")."""
     start = hyphen
     while start > 0 and (m[start - 1].isalnum() or m[start - 1] == "_"):
         start -= 1
-    return LATIN.search(m, start, hyphen) is not None
+    word = m[start:hyphen]
+    return LATIN.search(word) is not None and word.lower() not in _NUMBER_PREFIXES
 
 
 def read_measure(m: str, lit: re.Match, yen: str) -> Measure | None:

@@ -64,7 +64,7 @@ _AND = frozenset({"and", "et", "und", "y", "e"})
 _BETWEEN = re.compile(r"(?i:between|entre|zwischen|tra)\s+$")
 _YEAR_BEFORE = re.compile(
     r"(?:(?<![A-Za-z])(?i:in|since|from|until|till|through|by|before|after|during|circa|ca|c|around|year|early|late|mid|"
-    r"fy|en|depuis|dès|année|desde|hasta|año|seit|im|jahr|bis|anno|nel|dal|em|de)\.?\s+|[(\[]\s?"
+    r"fy|en|depuis|dès|année|desde|hasta|año|seit|im|jahr|bis|anno|nel|dal|em|de)\.?\s+|(?i:mid|mi|pre|post)-|[(\[]\s?"
     r"|(?<![A-Za-z\d])(?:Q[1-4]|H[12]|FY)\s?)$"  # a quarter or half of a (fiscal) year: "Q3 2024", "FY2025"
 )
 _NEXT_WORD = re.compile(r"\s?([^\W\d_]+)")

@@ -709,3 +709,17 @@ def test_an_amount_written_in_falling_units_is_one_amount(written, whole):
 ])
 def test_amounts_that_are_no_falling_units_stay_apart(text, count):
     assert len(extract_values(text)) == count
+
+
+@pytest.mark.parametrize("text, keys", [
+    ("Sales peaked in the mid-1990s.", ["date:1990s"]),
+    ("Output is back to pre-2008 levels.", ["date:2008"]),
+    ("Restart the service on batch-vm-03.", []),  # a host's name, as "COVID-19" is a name
+])
+def test_a_number_after_a_prefix_and_a_hyphen_is_the_number(text, keys):
+    assert [v.key for v in extract_values(text)] == keys
+
+
+def test_lakh_and_crore_scale_a_number():
+    assert _one("The village has 2.5 lakh people.").key == "number:250000"
+    assert same_value(_one("The grant is Rs 3 crore."), _one("INR 30,000,000"))
