@@ -140,6 +140,9 @@ def read_measure(m: str, lit: re.Match, yen: str) -> Measure | None:
         if word not in ("B", "m") or meas.currency or (after and _currency_code(after, yen)):
             meas.value *= _SCALES.get(word, _SCALES.get(word.lower(), 1.0))
             meas.end, meas.plain = scale.end(), False
+            if m.startswith(".", meas.end) and (dotted := _CUR_AFTER.match(m, meas.end + 1)) \
+                    and _currency_code(dotted, yen):
+                meas.end += 1  # an abbreviated scale's dot before the currency: "2,5 Mrd. Euro"
     if meas.plain and (glued := _ORDINAL.match(m, meas.end)):
         meas.word, meas.end = "ordinal", glued.end()
         return meas

@@ -723,3 +723,9 @@ def test_a_number_after_a_prefix_and_a_hyphen_is_the_number(text, keys):
 def test_lakh_and_crore_scale_a_number():
     assert _one("The village has 2.5 lakh people.").key == "number:250000"
     assert same_value(_one("The grant is Rs 3 crore."), _one("INR 30,000,000"))
+
+
+@pytest.mark.parametrize("written, plain", [("2,5 Mrd. Euro", "EUR 2,500,000,000"), ("1,2 Mio. €", "EUR 1,200,000")])
+def test_an_abbreviated_scale_with_its_dot_keeps_the_currency_after_it(written, plain):
+    value = _one(f"Der Umsatz lag bei {written} im Jahr.")
+    assert value.span == written and same_value(value, _one(plain))
