@@ -21,6 +21,9 @@ _MONTH_KEYS = ("january", "february", "march", "april", "may", "june", "july", "
 _DATE_LANGS = ("en", "fr", "es", "de", "it", "pt", "nl")
 #: Month words that are also common words: only written capitalised count ("May 2024", not "may 5").
 _CAPITALISED_ONLY = frozenset({"may", "march", "mar", "set", "ago", "out", "gen", "mag", "mai"})
+#: Of those, abbreviations of other languages that English writes before a number ("Gen 2", "Set 5",
+#: "Out 3"): a date only with a year ("Gen 2, 2024" in Italian).
+_YEAR_ONLY = frozenset({"set", "ago", "out", "gen", "mag"})
 _ISO_DATE = re.compile(r"(?<![\d.,/-])(?P<y>[12]\d{3})(?P<s>[-/.])(?P<m>\d{1,2})(?P=s)(?P<d>\d{1,2})(?![\d]|[.,/-]\d)")
 _ISO_MONTH = re.compile(r"(?<![\d.,/-])(?P<y>[12]\d{3})-(?P<m>0[1-9]|1[0-2])(?![\d]|[-/.]\d)")
 _NUM_DATE = re.compile(r"(?<![\d.,/-])(?P<a>\d{1,2})(?P<s>[/.-])(?P<b>\d{1,2})(?P=s)(?P<y>\d{4}|\d{2})(?![\d]|[.,/-]\d)")
@@ -115,6 +118,8 @@ def _month_name_dates(w: str) -> list[Candidate]:
             span, y, d, order = (s, after_dy.end()), after_dy["y"], after_dy["d"], "MDY"
         elif after_y:
             span, y, d, order = (s, after_y.end()), after_y["y"], None, "MDY"
+        elif low in _YEAR_ONLY:
+            continue
         elif before:
             span, y, d, order = (before.start(), e), None, before["d"] or before["od"], "DMY"
         elif after_d:

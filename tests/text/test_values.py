@@ -729,3 +729,9 @@ def test_lakh_and_crore_scale_a_number():
 def test_an_abbreviated_scale_with_its_dot_keeps_the_currency_after_it(written, plain):
     value = _one(f"Der Umsatz lag bei {written} im Jahr.")
     assert value.span == written and same_value(value, _one(plain))
+
+
+def test_a_foreign_month_abbreviation_that_english_writes_before_numbers_is_a_date_only_with_a_year():
+    assert [v.key for v in extract_values("It has a USB 3.2 Gen 2 port.")] == ["number:3.2", "number:2"]
+    assert _one("Scadenza: 15 Set 2024.").key == "date:2024-09-15"
+    assert _one("The deadline is May 5.").key == "date:--05-05"
