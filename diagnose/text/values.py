@@ -68,6 +68,7 @@ _YEAR_BEFORE = re.compile(
     r"|(?<![A-Za-z\d])(?:Q[1-4]|H[12]|FY)\s?)$"  # a quarter or half of a (fiscal) year: "Q3 2024", "FY2025"
 )
 _NEXT_WORD = re.compile(r"\s?([^\W\d_]+)")
+_THE_BEFORE = re.compile(r"(?<![A-Za-z])(?i:the)\s$")
 _CONJUNCTIONS = frozenset({"and", "or", "et", "ou", "und", "oder", "y", "o", "e", "和", "与", "及", "或"})
 
 
@@ -78,8 +79,12 @@ def _is_year(m: str, meas: Measure, context: bool | None = None) -> bool:
         context = bool(_YEAR_BEFORE.search(m, max(0, meas.start - 16), meas.start))
     if context:
         return True
+    if meas.value < 1800:
+        return False
     follower = _NEXT_WORD.match(m, meas.end)
-    return meas.value >= 1800 and not (follower and follower.group(1).lower() not in _CONJUNCTIONS)
+    # "the 2010 census", "the 2019 election": a year that names an event is still a year
+    return not (follower and follower.group(1).lower() not in _CONJUNCTIONS) or bool(
+        _THE_BEFORE.search(m, max(0, meas.start - 5), meas.start))
 
 
 def _single(m: str, meas: Measure, weak: frozenset[int]) -> Candidate:

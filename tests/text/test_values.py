@@ -735,3 +735,12 @@ def test_a_foreign_month_abbreviation_that_english_writes_before_numbers_is_a_da
     assert [v.key for v in extract_values("It has a USB 3.2 Gen 2 port.")] == ["number:3.2", "number:2"]
     assert _one("Scadenza: 15 Set 2024.").key == "date:2024-09-15"
     assert _one("The deadline is May 5.").key == "date:--05-05"
+
+
+@pytest.mark.parametrize("text, key", [
+    ("It had 12,345 people at the 2010 census.", "date:2010"),
+    ("She won the 2019 election.", "date:2019"),
+    ("The 1500 employees went on strike.", "number:1500"),  # before 1800: a count
+])
+def test_a_year_that_names_an_event_after_the_is_a_year(text, key):
+    assert extract_values(text)[-1].key == key
