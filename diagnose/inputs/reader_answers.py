@@ -53,7 +53,7 @@ from diagnose.inputs.claims import Claim
 from diagnose.reader.prompt import states_nothing
 from diagnose.text.compare import comparable, half_a_day_later, range_end, same_value
 from diagnose.text.conditions import asks_bound, asks_condition, is_condition
-from diagnose.text.names import abbreviates
+from diagnose.text.names import abbreviates, named_apart
 from diagnose.text.normalise import normalise_text
 from diagnose.text.numerals import number_marks
 from diagnose.text.questions import (
@@ -400,7 +400,8 @@ def _same_answer(answers: list[str | None], values: list[list[Value]], embedder:
     typed) equal or near-equal free text, compared without the question's own words, one short
     answer within the other, or one written as the other's initials ("R" and "Republican"); never
     two free answers told apart by their numbers ("the First Carrow War", "the Second Carrow War":
-    :func:`~diagnose.text.numerals.number_marks`). ``asked``: the question's content tokens."""
+    :func:`~diagnose.text.numerals.number_marks`) or by one word of a name ("Harrow United", "Harrow
+    City": :func:`~diagnose.text.names.named_apart`). ``asked``: the question's content tokens."""
     n = len(answers)
     norm = [_own_words(a, asked) if a else "" for a in answers]
     words = [set(content_tokens(x)) for x in norm]
@@ -418,7 +419,7 @@ def _same_answer(answers: list[str | None], values: list[list[Value]], embedder:
                                  for a in values[i] for b in values[j])
             elif not values[i] and not values[j]:
                 numbered_apart = marks[i] and marks[j] and marks[i] != marks[j]
-                same[i, j] = not numbered_apart and (
+                same[i, j] = not numbered_apart and not named_apart(answers[i], answers[j]) and (
                     norm[i] == norm[j] or cos[at[i], at[j]] >= similarity or _contains(words[i], words[j])
                     or _ends_with_phrase(norm[i], words[i], norm[j], words[j])
                     or _goes_on_from(norm[i], words[i], norm[j], words[j])

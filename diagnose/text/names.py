@@ -51,3 +51,29 @@ def abbreviates(short: str, name: str) -> bool:
     initials = "".join(w[0] for w in words).upper()
     capitals = "".join(w[0] for w in words if fold(w) not in FUNCTION_WORDS).upper()
     return letters in (initials, capitals)
+
+
+_JOINING = frozenset({"of", "the", "de", "du", "la", "von", "van", "&"})
+
+
+def _as_name(text: str) -> list[str] | None:
+    """The words of ``text`` when all of it is one name of two capitalised words or more ("Manchester
+    United", "the Democratic Party", "Kim Jong-un"; joining words may stand between), else None."""
+    words = text.strip().rstrip(".").split()
+    while words and fold(words[0]) in ("the", "a", "an"):
+        words = words[1:]
+    capitalised = [w for w in words if re.fullmatch(_WORD + r"[.,]?", w)]
+    if len(capitalised) < 2 or any(w not in capitalised and w not in _JOINING for w in words):
+        return None
+    return words
+
+
+def named_apart(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` are two names told apart by one word in the same place: "Manchester
+    United" and "Manchester City", "the Democratic Party" and "the Republican Party", "North
+    Carolina" and "South Carolina", "Kim Jong-un" and "Kim Jong-il": two things, however alike
+    they read (an embedding puts such pairs closer than many paraphrases)."""
+    x, y = _as_name(a), _as_name(b)
+    if x is None or y is None or len(x) != len(y):
+        return False
+    return sum(fold(p) != fold(q) for p, q in zip(x, y)) == 1

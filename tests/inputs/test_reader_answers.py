@@ -433,3 +433,15 @@ def test_an_amount_keeps_its_condition_written_before_it_and_the_question_states
     tiers = ["After 1 year of service, 5 days of leave; after 10 years, 10 days.", "One year of service earns 5 days."]
     keys = _keys(("5 days", None), ("5 days", None), texts=tiers, question="How many days of leave after 1 year of service?")
     assert keys[0] == keys[1] is not None
+
+
+@pytest.mark.parametrize("a, b", [
+    ("the Democratic Party", "the Republican Party"),
+    ("North Carolina", "South Carolina"),
+    ("Kim Jong-un", "Kim Jong-il"),
+    ("Manchester United", "Manchester City"),
+])
+def test_two_names_told_apart_by_one_word_are_two_answers(a, b):
+    texts = [f"The prize went to {a}.", f"The prize went to {b}."]  # embeddings put such names close
+    keys = _keys((a, None), (b, None), texts=texts, question="Who won the Harrow prize in 2031?")
+    assert None not in keys and keys[0] != keys[1]

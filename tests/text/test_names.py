@@ -1,4 +1,6 @@
-from diagnose.text.names import abbreviates, name_key, proper_names
+import pytest
+
+from diagnose.text.names import abbreviates, name_key, named_apart, proper_names
 
 
 def test_runs_of_capitalised_words_with_joining_words():
@@ -25,3 +27,16 @@ def test_initials_abbreviate_a_longer_name():
     assert not abbreviates("Rome", "Republican")  # not a run of capitals
     assert not abbreviates("R", "R")  # not longer
     assert not abbreviates("NFL", "National Hockey League")
+
+
+@pytest.mark.parametrize("a, b, apart", [
+    ("Manchester United", "Manchester City", True),
+    ("the Democratic Party", "the Republican Party", True),
+    ("Kim Jong-un", "Kim Jong-il", True),
+    ("Manchester United F.C.", "Manchester United", False),  # one within the other
+    ("The Democratic Party", "the Democratic party", False),  # one name in other case
+    ("Basketball", "Football", False),  # single words: no name to tell apart
+    ("Action comedy", "Crime drama", False),  # no names
+])
+def test_two_names_told_apart_by_one_word_in_the_same_place(a, b, apart):
+    assert named_apart(a, b) is apart
