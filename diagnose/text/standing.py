@@ -81,12 +81,15 @@ _PREDECESSOR = (
     # months" (可延长至, 延長できる) and a history's "moved to Medellin in 2002" change nothing.
     re.compile(r"""(?<!can\ be\ )(?<!may\ be\ )(?<!could\ be\ )(?<!might\ be\ )
                    \b(?i:extended|postponed|moved|rescheduled|pushed\ back|brought\ forward|changed|adjusted|updated
-                   |amended)\s+(?i:to|until|till)\b(?P<name>)(?=\s*(?:[A-Z][a-z]*\.?,?\s+){0,2}\d)""", re.X),
-    re.compile(r"\b(?:prolongée?s?|reportée?s?|repoussée?s?|décalée?s?|avancée?s?|modifiée?s?)\s+"
+                   |amended|increased|raised|reduced|decreased|lowered|cut)\s+(?i:to|until|till)\b(?P<name>)
+                   (?=\s*(?:[A-Z][a-z]*\.?,?\s+){0,2}[$€£¥]?\d)""", re.X),
+    re.compile(r"\b(?:prolongée?s?|reportée?s?|repoussée?s?|décalée?s?|avancée?s?|modifiée?s?|augmentée?s?"
+               r"|réduite?s?|baissée?s?|relevée?s?|portée?s?)\s+"
                r"(?:au|à|jusqu['’](?:au|à))(?P<name>)"
                r"(?=\s*(?:(?:lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)\s+)?\d)", re.I),
-    re.compile(r"(?<![可能])(?:调整|延长|延期|推迟|提前|变更|更改|修改|改)(?:为|至|到)(?P<name>)(?=\d)"),
-    re.compile(r"\d[^。、\n]{0,12}?[にへ](?:変更|延長|延期|繰り上げ|繰り下げ)(?P<name>)(?!でき|可能|する場合|することが)"),
+    re.compile(r"(?<![可能])(?:调整|延长|延期|推迟|提前|变更|更改|修改|改|上调|下调|提高|降低|增加|减少)(?:为|至|到)(?P<name>)(?=\d)"),
+    re.compile(r"\d[^。、\n]{0,12}?[にへ](?:変更|延長|延期|繰り上げ|繰り下げ|値上げ|値下げ|引き上げ|引き下げ)(?P<name>)"
+               r"(?!でき|可能|する場合|することが)"),
 )
 #: Words that date the document, before its date ("effective 1 March 2023", "施行日：…").
 _DATE_BEFORE = re.compile(r"""

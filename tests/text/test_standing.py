@@ -160,3 +160,18 @@ def test_a_document_that_says_it_is_out_of_date_in_other_words_reads_archived(te
 ])
 def test_out_of_date_words_about_something_else_say_nothing(text):
     assert read_standing(text).authority is None
+
+
+@pytest.mark.parametrize("text", [
+    "Notice: the desk fee has been increased to $30.",
+    "The rate limit was reduced to 300 requests per minute.",
+    "Le tarif est porté à 30 € au 1er mars.",
+    "服务费已上调至30元。",
+    "手数料は4月より500円に値上げされました。",
+])
+def test_a_notice_that_raises_or_lowers_a_value_replaces_what_was_stated_before(text):
+    assert read_standing(text).replaces is not None
+
+
+def test_a_rule_that_a_value_may_be_raised_replaces_nothing():
+    assert read_standing("The limit may be increased to 500 on request.").replaces is None
