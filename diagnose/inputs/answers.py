@@ -269,10 +269,19 @@ def enumerates(text: str, v: Value) -> bool:
 
 def restates(v: Value, given: Value) -> bool:
     """Whether ``v`` is the question's own value ``given``: equal, and for dates equally precise
-    (a question's "fiscal 2024" does not restate the day the year ends)."""
+    (a question's "fiscal 2024" does not restate the day the year ends). A year is one value
+    whether the parser read it as a date or, without a date's context, as a bare number ("fiscal
+    2024 end" and "the 2024 fiscal year")."""
     if v.kind == "date" or given.kind == "date":
-        return v.key == given.key
+        return v.key == given.key or _one_year(v, given) or _one_year(given, v)
     return comparable(v, given) and same_value(v, given)
+
+
+def _one_year(number: Value, date: Value) -> bool:
+    """Whether ``number``, a bare number written as a year (3 or 4 digits), is the year-only ``date``."""
+    digits = number.span.strip()
+    return (number.kind == "number" and re.fullmatch(r"\d{3,4}", digits) is not None
+            and date.key == f"date:{digits.zfill(4)}")
 
 
 def edited_answers(copies: "list[PairEvidence]", found: list[DocAnswer | None]) -> list[DocAnswer | None]:

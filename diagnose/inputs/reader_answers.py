@@ -98,7 +98,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
         written = extract_values(answer) if answer else []
         if answer and not written and _echoes(answer, asks_with):
             answers[i] = answer = None
-        own = [v for v in written if not any(restates(v, g) or _same_year(v, g) for g in given)]
+        own = [v for v in written if not any(restates(v, g) for g in given)]
         in_text = extract_values(text) if own else []
         in_texts.append(in_text)
         own = [x for x in (_in_named_cell(v, text, in_text, subject) for v in own) if x is not None]
@@ -381,12 +381,6 @@ def _in_year(a: Value, b: Value) -> bool:
     if a.kind == "date":
         return len(_iso(a)) == 4 and _iso(b)[:4] == _iso(a)
     return _year_of(a, b)
-
-
-def _same_year(a: Value, b: Value) -> bool:
-    """Whether ``a`` and ``b`` are one year, one written as a bare number and the other read as a date
-    of that year alone: the parser reads "1912" as either, by its context."""
-    return any(_year_of(x, y) and len(_iso(y)) == 4 for x, y in ((a, b), (b, a)))
 
 
 def _iso(date: Value) -> str:
