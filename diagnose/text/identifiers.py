@@ -39,7 +39,7 @@ _TIME = re.compile(
     r"|(?P<h2>1[0-2]|0?[1-9])\s?(?P<ap2>[ap])\.?m\.?(?![A-Za-z])"
     r"|(?P<h3>[01]?\d|2[0-3])\s?[点點時时]\s?(?:(?P<m3>[0-5]?\d)\s?分(?!钟|鐘)|(?P<half>半)"
     r"|(?<=[点點時时])(?=\s?(?:至|到|から|[-–—~〜～]))|(?(pre)(?<=[点點時时])|(?!)))"  # a range, or after 下午
-    r"|(?P<h4>[01]?\d|2[0-3])\s?h\s?(?P<m4>[0-5]\d))(?![\d:])",
+    r"|(?P<h4>[01]?\d|2[0-3])\s?h\s?(?P<m4>[0-5]\d)(?!\s?mi?n))(?![\d:])",  # "2 h 30 min" is a span
     re.I,
 )
 """A time of day. A bare hour in Chinese or Japanese ("3点": also "3 points") only after a part of the

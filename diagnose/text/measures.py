@@ -46,7 +46,7 @@ _CUR_AFTER = re.compile(
 _CJK_UNITS = re.compile(r"\s?(" + _alternation(w for w in ALIASES if not w.isascii() and not w.startswith("°")) + ")")
 #: A unit token; an exponent may stand apart when the superscript was lost ("165 km 2 (64 sq mi)").
 _UNIT_TOKEN = re.compile(
-    r"\s?(?P<u>(?:°\s?[CF](?![A-Za-z])|[A-Za-zµμΩ][A-Za-zµμΩ]*(?:[23²³]|\s[23](?=\s?[(\[),;.]|\s*$))?)"
+    r"\s?(?P<u>(?:°\s?[CF](?![A-Za-z])|[A-Za-zµμΩ][A-Za-zµμΩ]*(?:[23²³](?!\d)|\s[23](?=\s?[(\[),;.]|\s*$))?)"
     r"(?P<den>\s?/\s?[A-Za-zµμΩ]+[23²³]?|\s+per\s+[A-Za-z]+)?)"
 )
 _ACDC = re.compile(r"\s?(?:AC|DC|ac|dc)(?![A-Za-z])")

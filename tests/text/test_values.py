@@ -744,3 +744,12 @@ def test_a_foreign_month_abbreviation_that_english_writes_before_numbers_is_a_da
 ])
 def test_a_year_that_names_an_event_after_the_is_a_year(text, key):
     assert extract_values(text)[-1].key == key
+
+
+def test_hours_and_minutes_written_with_min_are_a_span_not_a_time_of_day():
+    assert same_value(_one("Comptez 2 h 30 min de trajet."), _one("150 minutes"))
+    assert _one("Rendez-vous à 15h30.").dimension == "[time_of_day]"
+
+
+def test_a_digit_after_a_unit_and_its_exponent_is_no_exponent():
+    assert [v.key for v in extract_values("Their 2014 U23 squad won.")] == ["number:2014"]
