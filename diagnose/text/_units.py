@@ -130,12 +130,12 @@ _ADDRESS_WORDS = frozenset({"st", "rd"})
 the stokes or the rutherford that pint reads them as."""
 #: English/French function words that pint would read as units ("in" inch,
 #: "a" annum, "at" technical atmosphere, "are" 100 m², "points" typographic, "units" micro-nits,
-#: "pts" pints, "shots" 1.5 fl oz), and the address words.
+#: "pts" pints, "shots" 1.5 fl oz, "zero-gravity" an acceleration, "Fr" franklins), and the address words.
 #: ("an" stays a unit: French "un an" is a year.)
 NOT_UNITS = frozenset(
     """a at as are in is it to of or on be by me my no so do go we us up and per the
     point points line lines hand hands gross bag bags stone stones pica count counts
-    unit units pts shot shots""".split()
+    unit units pts shot shots gravity fr""".split()
 ) | _ADDRESS_WORDS
 #: The one-letter units read after a number ("5 m", "3 g", "2 h", "12 V"); other
 #: letters are too often something else ("5 a", "3 T").
@@ -256,14 +256,23 @@ _PREFIXABLE = frozenset("""meter gram second liter watt volt ampere hertz joule 
     becquerel gray sievert lumen lux candela bar electron_volt tonne metric_ton""".split())
 
 
+#: The prefixes of a thousand million million and more, and the units written with them ("PWh", "Pg").
+_HUGE_PREFIXES = frozenset({"peta", "exa", "zetta", "yotta", "ronna", "quetta"})
+_HUGE_PREFIXABLE = frozenset({"watt", "joule", "watt_hour", "gram", "meter", "hertz"})
+
+
 def _prefixed_word(token: str) -> bool:
-    """Whether pint reads the word ``token`` only as a metric prefix on a unit that takes none."""
+    """Whether pint reads the word ``token`` only as a metric prefix on a unit that takes none, or a
+    huge prefix on a unit never so written ("Elm": exa-lumens)."""
     if not token.isalpha():
         return False
     readings = ureg().parse_unit_name(token)
-    return bool(readings) and all(prefix and unit not in _PREFIXABLE for prefix, unit, _ in readings)
+    return bool(readings) and all(
+        prefix and (unit not in _PREFIXABLE or prefix in _HUGE_PREFIXES and unit not in _HUGE_PREFIXABLE)
+        for prefix, unit, _ in readings)
 
 
+_SPACED_EXPONENT = re.compile(r"([A-Za-z]+)\s([23])")
 _SUPERSCRIPT = re.compile(r"(?<=[A-Za-z])([23²³])(?=$|/)")
 
 
@@ -273,7 +282,11 @@ def resolve_unit(token: str) -> Unit | None:
 
     ``token`` may be compound ("km/h", "requests per minute", "MB/s")."""
     token = token.strip()
-    if not token or token in NOT_UNITS or token.lower() in _ADDRESS_WORDS or len(token) > 40:
+    if spaced := _SPACED_EXPONENT.fullmatch(token):  # "km 2": a length whose superscript was lost
+        base = resolve_unit(spaced[1])
+        return resolve_unit(spaced[1] + spaced[2]) if base and base.dimension == "[length]" else None
+    if not token or token in NOT_UNITS or token.lower() in _ADDRESS_WORDS or len(token) > 40 \
+            or (len(token) > 1 and token.lower() in NOT_UNITS):  # "Unit", "Points", "Fr"
         return None
     unit = _data_unit(token)
     if unit is not None:
@@ -284,7 +297,7 @@ def resolve_unit(token: str) -> Unit | None:
         return _pint_unit(ALIASES[token.lower()])
     if (len(token) == 1 and token not in ONE_LETTER_UNITS) or _prefixed_word(token):
         return None
-    expr = re.sub(r"(?<=[A-Za-z])\s(?=[23]$)", "", token.replace("²", "2").replace("³", "3"))
+    expr = token.replace("²", "2").replace("³", "3")
     expr = _SUPERSCRIPT.sub(r"**\1", expr)
     if " per " in expr:
         num, _, den = expr.partition(" per ")

@@ -44,9 +44,10 @@ _CUR_AFTER = re.compile(
     rf"|(?P<word>(?i:{_alternation(w for w in WORDS if w.isascii())})(?![A-Za-z])|{_alternation(w for w in WORDS if not w.isascii())}))"
 )
 _CJK_UNITS = re.compile(r"\s?(" + _alternation(w for w in ALIASES if not w.isascii() and not w.startswith("°")) + ")")
-#: A unit token; an exponent may stand apart when the superscript was lost ("165 km 2 (64 sq mi)").
+#: A unit token on the number's line; an exponent may stand apart when the superscript was lost
+#: ("165 km 2 (64 sq mi)").
 _UNIT_TOKEN = re.compile(
-    r"\s?(?P<u>(?:°\s?[CF](?![A-Za-z])|[A-Za-zµμΩ][A-Za-zµμΩ]*(?:[23²³](?!\d)|\s[23](?=\s?[(\[),;.]|\s*$))?)"
+    r"[^\S\n]?(?P<u>(?:°\s?[CF](?![A-Za-z])|[A-Za-zµμΩ][A-Za-zµμΩ]*(?:[23²³](?!\d)|\s[23](?=\s?[(\[),;.]|\s*$))?)"
     r"(?P<den>\s?/\s?[A-Za-zµμΩ]+[23²³]?|\s+per\s+[A-Za-z]+)?)"
 )
 _ACDC = re.compile(r"\s?(?:AC|DC|ac|dc)(?![A-Za-z])")

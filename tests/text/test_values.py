@@ -753,3 +753,14 @@ def test_hours_and_minutes_written_with_min_are_a_span_not_a_time_of_day():
 
 def test_a_digit_after_a_unit_and_its_exponent_is_no_exponent():
     assert [v.key for v in extract_values("Their 2014 U23 squad won.")] == ["number:2014"]
+
+
+@pytest.mark.parametrize("text, key", [
+    ("a zero-gravity flight", "number:0"),  # not an acceleration of no gravities
+    ("Block 647 Unit 3", "number:647"),  # a capitalised count word is no unit either
+    ("planted 15 Elm trees", "number:15"),  # no exa-lumens
+    ("Scores: 6.5\nMS in Biology", "number:6.5"),  # a unit is on its number's line
+])
+def test_words_that_pint_reads_as_odd_units_are_no_units(text, key):
+    assert extract_values(text)[0].key == key
+    assert _one("The plant makes 2 PWh a year.").dimension == _one("5 kWh").dimension
