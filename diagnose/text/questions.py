@@ -282,7 +282,8 @@ _PERCENT_CUES = re.compile(r"\b(?:percent|percentage|share|pourcentage)\b|%|比�
 # (600 requests a minute), "the refresh rate" (120 Hz).
 _RATE_CUES = re.compile(r"\b(?:rate|rates|taux)\b|速率|レート", re.I)
 _MONEY_CUES = re.compile(
-    r"\b(?:price|prices|cost|costs|fee|fees|charge|charges|revenue|salary|prix|tarif|coût|montant)\b|"
+    r"\b(?:price|prices|cost|costs|fee|fees|charge|charges|revenue|salary|pay|spend|spent|worth|budget|wages?"
+    r"|prix|tarif|coût|montant)\b|"
     r"价格|价钱|费用|多少钱|金额|收入|料金|値段|価格|費用|金額", re.I,
 )
 # Words that name a physical quantity, each with a unit it is measured in: what the question's
@@ -293,7 +294,7 @@ _QUANTITY_CUES = tuple((re.compile(words, re.I), unit) for words, unit in (
     (r"\b(?:temperatures?|températures?)\b|温度", "°C"),
     (r"\b(?:voltages?)\b|电压|電圧", "V"),
     (r"\b(?:wattage|puissance)\b|功率|消費電力", "W"),
-    (r"\b(?:distance|height|width|depth|hauteur|largeur|profondeur)\b|距离|高度|宽度|深度|距離|高さ", "m"),
+    (r"\b(?:distance|height|tall|width|depth|hauteur|largeur|profondeur)\b|距离|高度|宽度|深度|距離|高さ", "m"),
     (r"\b(?:speed|vitesse)\b|速度", "km/h"),
     (r"\b(?:pressure|pression)\b|气压|圧力|気圧", "bar"),
     (r"\b(?:memory|storage|mémoire|stockage)\b|内存|存储|メモリ|ストレージ", "GB"),

@@ -102,6 +102,9 @@ def test_asked_value_kinds(question, kinds):
         ("Wie viele Mitarbeiter hat Fenwick?", {COUNT}),  # "hat" is "has", not hecto-atmospheres
         ("Wie viele Tage Urlaub gibt es?", {"[time]"}),  # a capitalised noun that is a unit word
         ("What is the maximum upload size in GB?", {"[information]"}),
+        ("How much did Kellin pay for Harrow Mills?", {"money"}),
+        ("How much did the Fenwick fair spend on security?", {"money"}),
+        ("How tall is the Fenwick tower?", {"[length]"}),
     ],
 )
 def test_asked_dimensions(question, dimensions):
