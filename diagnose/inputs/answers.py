@@ -277,11 +277,15 @@ def restates(v: Value, given: Value) -> bool:
     return comparable(v, given) and same_value(v, given)
 
 
+def year_like(v: Value) -> bool:
+    """A bare number written as a year is (3 or 4 digits): "1619" answers "When did he die?",
+    though the parser, without a date's context, reads a year before 1800 as a number."""
+    return v.kind == "number" and re.fullmatch(r"\d{3,4}", v.span.strip()) is not None
+
+
 def _one_year(number: Value, date: Value) -> bool:
-    """Whether ``number``, a bare number written as a year (3 or 4 digits), is the year-only ``date``."""
-    digits = number.span.strip()
-    return (number.kind == "number" and re.fullmatch(r"\d{3,4}", digits) is not None
-            and date.key == f"date:{digits.zfill(4)}")
+    """Whether ``number``, a bare number written as a year, is the year-only ``date``."""
+    return year_like(number) and date.key == f"date:{number.span.strip().zfill(4)}"
 
 
 def edited_answers(copies: "list[PairEvidence]", found: list[DocAnswer | None]) -> list[DocAnswer | None]:

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from diagnose.inputs.answers import NO, YES, DocAnswer, measured_as, physical_amount, restates
+from diagnose.inputs.answers import NO, YES, DocAnswer, measured_as, physical_amount, restates, year_like
 from diagnose.inputs.claims import Claim
 from diagnose.reader.prompt import states_nothing
 from diagnose.text.compare import comparable, half_a_day_later, range_end, same_value
@@ -244,7 +244,7 @@ def _in_role(values: list[Value], kinds: frozenset[str] | None, dimensions: froz
     if not kinds:
         return values
     return [v for v in values if v.kind in kinds or v.kind not in _BARE_KINDS
-            or ("date" in kinds and (_year_like(v) or _span_years(v) is not None))]
+            or ("date" in kinds and (year_like(v) or _span_years(v) is not None))]
 
 
 def _unmeasured(v: Value, dimensions: frozenset[str]) -> bool:
@@ -269,13 +269,7 @@ def _year(w: Value) -> str | None:
     alone or a bare number written as one; None for anything else."""
     if w.kind == "date" and len(_iso(w)) == 4:
         return _iso(w).lstrip("0")
-    return w.span.strip() if _year_like(w) else None
-
-
-def _year_like(v: Value) -> bool:
-    """A bare number written as a year is (3 or 4 digits): "1619" answers "When did he die?",
-    though the parser, without a date's context, reads a year before 1800 as a number."""
-    return v.kind == "number" and re.fullmatch(r"\d{3,4}", v.span.strip()) is not None
+    return w.span.strip() if year_like(w) else None
 
 
 def _stated_in(values: list[Value], text: str, in_text: list[Value], conditions_answer: bool = True,
@@ -370,7 +364,7 @@ def _in_named_cell(v: Value, text: str, in_text: list[Value], subject: list[str]
 def _year_of(v: Value, w: Value) -> bool:
     """Whether ``v``, a bare number written as a year, is the year of the date ``w``: "1530" is
     stated by "(1530–1556)" or "27 May 1530", which the parser reads as dates."""
-    return _year_like(v) and w.kind == "date" and _iso(w)[:4] == v.span.strip().zfill(4)
+    return year_like(v) and w.kind == "date" and _iso(w)[:4] == v.span.strip().zfill(4)
 
 
 def _in_year(a: Value, b: Value) -> bool:

@@ -285,8 +285,8 @@ def resolve_unit(token: str) -> Unit | None:
     if spaced := _SPACED_EXPONENT.fullmatch(token):  # "km 2": a length whose superscript was lost
         base = resolve_unit(spaced[1])
         return resolve_unit(spaced[1] + spaced[2]) if base and base.dimension == "[length]" else None
-    if not token or token in NOT_UNITS or token.lower() in _ADDRESS_WORDS or len(token) > 40 \
-            or (len(token) > 1 and token.lower() in NOT_UNITS):  # "Unit", "Points", "Fr"
+    if not token or len(token) > 40 or token in NOT_UNITS or (len(token) > 1 and token.lower() in NOT_UNITS):
+        # in any case but a single letter's ("Unit", "Fr", "St", "RD"; "A" is amperes)
         return None
     unit = _data_unit(token)
     if unit is not None:

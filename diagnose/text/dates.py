@@ -112,8 +112,9 @@ def _month_name_dates(w: str) -> list[Candidate]:
         s, e = t.start(), t.end()
         before = _BEFORE_D.search(w, max(0, s - 12), s)
         after_y, after_dy, after_d = _AFTER_Y.match(w, e), _AFTER_DY.match(w, e), _AFTER_D.match(w, e)
+        day_before = (before["d"] or before["od"]) if before else None
         if before and after_y:
-            span, y, d, order = (before.start(), after_y.end()), after_y["y"], before["d"] or before["od"], "DMY"
+            span, y, d, order = (before.start(), after_y.end()), after_y["y"], day_before, "DMY"
         elif after_dy:
             span, y, d, order = (s, after_dy.end()), after_dy["y"], after_dy["d"], "MDY"
         elif after_y:
@@ -121,7 +122,7 @@ def _month_name_dates(w: str) -> list[Candidate]:
         elif low in _YEAR_ONLY:
             continue
         elif before:
-            span, y, d, order = (before.start(), e), None, before["d"] or before["od"], "DMY"
+            span, y, d, order = (before.start(), e), None, day_before, "DMY"
         elif after_d:
             span, y, d, order = (s, after_d.end()), None, after_d["d"], "MDY"
         else:
