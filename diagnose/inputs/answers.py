@@ -27,7 +27,7 @@ from diagnose.text.dates import date_precision
 from diagnose.text.names import name_key, proper_names
 from diagnose.text.questions import COUNT, PER_TIME
 from diagnose.text.roles import as_rate, counted_word, named_span, names_word
-from diagnose.text.sentences import content_tokens, overlap
+from diagnose.text.sentences import content_tokens, fold, overlap
 from diagnose.text.tables import Cell, cell_context, names_cell, table_cell, table_row
 from diagnose.text.value_classes import value_class
 from diagnose.text.value_types import Value
@@ -60,6 +60,12 @@ def measured_as(v: Value, dimensions: frozenset[str]) -> bool:
     """Whether ``v`` is measured the way the question asks (:func:`diagnose.text.questions.asked_dimensions`)."""
     return (v.kind == "percent" and "percent" in dimensions) or (v.kind == "money" and "money" in dimensions) or (
         v.kind in ("quantity", "range") and (v.dimension in dimensions or PER_TIME in dimensions and _per_time(v)))
+
+
+def counts(v: Value, text: str, counted: list[str]) -> bool:
+    """Whether ``v`` (in ``text``) is a bare number of the things the question asks to count
+    (``counted``, :func:`diagnose.text.roles.counted_things`)."""
+    return v.kind == "number" and names_word(counted, counted_word(text, v.end))
 
 
 def physical_amount(v: Value) -> bool:
@@ -135,6 +141,7 @@ def value_answers(
     given: tuple[Value, ...] = (),
     texts: list[str] | None = None,
     listed: list[str] = (),
+    counted: list[str] = (),
     asks_condition: bool = False,
 ) -> list[DocAnswer | None]:
     """Typed-value answer per document (None where the document states none of the answer class).
@@ -159,6 +166,11 @@ def value_answers(
 
     listed: the things the question asks to be listed (:func:`diagnose.text.roles.listed_things`);
     a value in another role (:func:`other_role`) answers nothing.
+
+    counted: what the question asks to count (:func:`diagnose.text.roles.counted_things`); a bare
+    number that counts it ("killed about 12,000 *people*" for "how many people died") fits the
+    question as a value measured as it asks does, over another number of the claim (a magnitude,
+    a year's ordinal).
 
     asks_condition: whether the question asks for a bound or an age itself ("the maximum dose",
     "how old"); where it does not, a value stated as one ("orders over $50", "children under 12",
@@ -188,7 +200,8 @@ def value_answers(
                     continue  # a question that wants a year asks "when" or "what year"
                 if enumerates(text, v) or other_role(v, text, dimensions, listed):
                     continue
-                fits = 0.5 if measured_as(v, dimensions) else -0.5 if measured_as(v, conditions) else 0.0
+                fits = 0.5 if measured_as(v, dimensions) or counts(v, text, counted) else (
+                    -0.5 if measured_as(v, conditions) else 0.0)
                 if not asks_condition and is_condition(text, v):
                     fits -= CONDITION_PENALTY
                 # the question's words right beside a value tell its role ("closes one hour before" vs "opens 24 hours before")
@@ -318,23 +331,26 @@ def name_answers(claims: list[list[Claim]], question: str, min_strength: float) 
     number of documents whose claims state it (None where its claims name nothing new).
 
     Capitalisation also marks headings, menus and sources; the name an answer gives
-    recurs across the documents that give it, which a page's incidental names do not."""
+    recurs across the documents that give it, which a page's incidental names do not. A lone word
+    that opens a sentence counts as a name when a claim writes it capitalised mid-sentence."""
     asked = set(content_tokens(question))
+    known = frozenset(fold(name) for doc in claims for c in doc for name, _ in proper_names(c.sentence.text)
+                      if " " not in name)
     weights: list[dict[str, float]] = []
-    firsts: list[dict[str, tuple[str, Claim]]] = []
+    firsts: list[dict[str, tuple[str, Claim, int]]] = []
     for doc in claims:
         weight: dict[str, float] = defaultdict(float)
-        first: dict[str, tuple[str, Claim]] = {}
+        first: dict[str, tuple[str, Claim, int]] = {}
         for c in doc:
             if c.score < min_strength:
                 continue
-            for name, start in proper_names(c.sentence.text):
+            for name, start in proper_names(c.sentence.text, known):
                 tokens = content_tokens(name)
                 if not tokens or all(t in asked for t in tokens) or _is_value(name, start, c):
                     continue
                 key = NAME_PREFIX + name_key(name)
                 weight[key] += c.score
-                first.setdefault(key, (name, c))
+                first.setdefault(key, (name, c, start))
         weights.append(weight)
         firsts.append(first)
     stated = Counter(key for weight in weights for key in weight)
@@ -343,8 +359,9 @@ def name_answers(claims: list[list[Claim]], question: str, min_strength: float) 
         if not weight:
             out.append(None)
             continue
-        key = max(weight, key=lambda k: (weight[k] * stated[k], -doc.index(first[k][1]), k))
-        name, claim = first[key]
+        # equal weight: the name stated first, the sentence's subject ("Argentina beat France")
+        key = max(weight, key=lambda k: (weight[k] * stated[k], -doc.index(first[k][1]), -first[k][2], k))
+        name, claim, _ = first[key]
         out.append(DocAnswer(key, name, claim, None, weight[key]))
     return out
 

@@ -4,7 +4,7 @@
 Capitalisation is the only cue (no gazetteer): a run may hold lower-case
 joining words (of, the, de, &; not "and", which joins two names) between capitalised ones; a lone
 capitalised word that opens a sentence is skipped (it is capitalised for
-being first).
+being first), unless the caller knows it as a name (written capitalised mid-sentence elsewhere).
 """
 
 from __future__ import annotations
@@ -17,14 +17,16 @@ _WORD = r"[A-Z][\w'’&-]*(?:\.[A-Z][\w'’&-]*)*"
 _RUN = re.compile(rf"(?<![\w'’]){_WORD}(?:\s+(?:(?:of|the|de|du|la|von|van|&)\s+){{0,2}}(?:{_WORD}|\d+\b))*")
 
 
-def proper_names(text: str) -> list[tuple[str, int]]:
-    """``(name, start)`` for each run of capitalised words in ``text``, in order."""
+def proper_names(text: str, known: frozenset[str] = frozenset()) -> list[tuple[str, int]]:
+    """``(name, start)`` for each run of capitalised words in ``text``, in order. ``known``: folded
+    single words that are names wherever they stand, a sentence's first word too ("Argentina won…"
+    where another sentence has "…beating Argentina")."""
     out = []
     for m in _RUN.finditer(text):
         name = m.group(0).rstrip(".'’-")
         words = name.split()
         opens = m.start() == 0 or re.search(r"[.!?:;]\s*$|^\s*$", text[:m.start()][-3:] or " ")
-        if len(words) == 1 and (opens or fold(name) in FUNCTION_WORDS):
+        if len(words) == 1 and (opens and fold(name) not in known or fold(name) in FUNCTION_WORDS):
             continue
         while words and fold(words[0]) in FUNCTION_WORDS:
             words = words[1:]

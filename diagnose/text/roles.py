@@ -23,7 +23,7 @@ from diagnose.text.literals import format_number
 from diagnose.text.sentences import FUNCTION_WORDS, LATIN, fold
 from diagnose.text.value_types import Value
 
-__all__ = ["as_rate", "asked_rate", "asks_count", "counted_word", "listed_things", "named_span", "names_word",
+__all__ = ["as_rate", "asked_rate", "asks_count", "counted_things", "counted_word", "listed_things", "named_span", "names_word",
            "per_time", "rate_after", "rate_before"]
 
 _ADVERBS = {"daily": "day", "hourly": "hour", "weekly": "week", "monthly": "month", "yearly": "year",
@@ -163,6 +163,25 @@ def asks_count(question: str) -> bool:
     population of", "cuántos", "wie viele", "几个", "多少名", "何人", "いくつ"). Not "combien coûte", nor "多少" alone: they
     ask any amount ("续航时间是多少")."""
     return _ASKS_COUNT.search(question) is not None
+
+
+_COUNT_OF = re.compile(
+    r"\b(?:how\s+many|(?:number|count)\s+of|combien\s+(?:de\s+|d')|nombre\s+(?:de\s+|d')|cuánt[oa]s|quant[oa]s"
+    r"|quant[ie]|wie\s+viele|hoeveel)\s*(?P<words>[^\W\d_]+(?:[\s-]+[^\W\d_]+)?)"
+    r"|(?:几|多少)[个個名位家所项項次件台](?P<cjk>[\u4e00-\u9fff]{2})", re.IGNORECASE)
+
+
+def counted_things(question: str) -> list[str]:
+    """What a question asks to count, as content tokens: "how many *people* died" → ["peopl"],
+    "combien d'*employés*", "cuántos *habitantes*", "几名*员工*"; [] when it asks no count of a
+    named thing. Tokens are stems (:func:`diagnose.text.sentences.content_tokens`), so compare
+    them with :func:`names_word`."""
+    m = _COUNT_OF.search(question)
+    if m is None:
+        return []
+    if m["cjk"]:
+        return [m["cjk"]]
+    return [fold(w)[:5] for w in re.split(r"[\s-]+", m["words"]) if fold(w) not in FUNCTION_WORDS]
 
 
 _COUNTED = re.compile(rf"[\s-]?(?:(?P<latin>[{LATIN}]{{3,}})|(?:[个個项項つ]の?|の)?(?P<cjk>[\u4e00-\u9fff\u30a0-\u30ff]{{2}}))")

@@ -98,6 +98,15 @@ def test_names_answer_name_questions_and_never_contradict():
     assert not disagree(found[0], found[1])
 
 
+def test_a_name_that_opens_its_sentence_answers_before_the_names_after_it():
+    question = "Who won the 2031 Coastal Rowing Cup?"
+    claims = [[_claim(0, "Norvik won the 2031 Coastal Rowing Cup, beating Caldera by two lengths at Port Elm.")],
+              [_claim(1, "Caldera won the 2031 Coastal Rowing Cup after Norvik capsized at Port Elm.")],
+              [_claim(2, "The 2031 final ended with Norvik ahead of Caldera, the holders.")]]
+    found = name_answers(claims, question, 0.2)
+    assert [a.span for a in found] == ["Norvik", "Caldera", "Norvik"]
+
+
 def test_a_year_in_the_question_does_not_hide_the_days_it_covers():
     claims = [[_claim(0, "Fiscal 2024 ended on June 30, 2024.")], [_claim(1, "The 2024 fiscal year closed 2024-06-30.")]]
     given = tuple(extract_values("When did fiscal 2024 end?"))
@@ -238,6 +247,19 @@ def test_an_amount_beside_a_count_does_not_answer_a_question_that_asks_the_count
     predicate = content_tokens(question)
     found = value_answers(claims, None, predicate, 0.2, 0.05, window=200, dimensions=asked_dimensions(question))
     assert [a.span for a in found] == ["16,337"]
+
+
+def test_a_number_that_counts_what_the_question_asks_to_count_beats_another_number_of_its_claim():
+    from diagnose.text.roles import counted_things
+    question = "How many people lost their homes in the Tarn valley flood?"
+    claims = [[_claim(0, "The Tarn valley flood, a level 4 flood, left about 900 people without homes.")],
+              [_claim(1, "A flood crest of 3.1 cost 1,400 people their homes in the Tarn valley.")]]
+    predicate = content_tokens(question)
+    plain = value_answers(claims, None, predicate, 0.2, 0.05, window=200, dimensions=asked_dimensions(question))
+    assert plain[1].span == "3.1"  # first, and as near the question's words
+    found = value_answers(claims, None, predicate, 0.2, 0.05, window=200, dimensions=asked_dimensions(question),
+                          counted=counted_things(question))
+    assert [a.span for a in found] == ["900", "1,400"] and disagree(found[0], found[1])
 
 
 def test_a_list_question_is_answered_by_no_count_and_no_name():

@@ -40,3 +40,9 @@ def test_initials_abbreviate_a_longer_name():
 ])
 def test_two_names_told_apart_by_one_word_in_the_same_place(a, b, apart):
     assert named_apart(a, b) is apart
+
+
+def test_a_sentence_start_the_caller_knows_as_a_name_is_one():
+    text = "Norvik won. Caldera lost to Norvik."
+    assert [n for n, _ in proper_names(text)] == ["Norvik"]
+    assert [n for n, _ in proper_names(text, frozenset({"norvik"}))] == ["Norvik", "Norvik"]

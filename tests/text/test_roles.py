@@ -4,7 +4,9 @@ import pytest
 
 from diagnose.text.compare import same_value
 from diagnose.text.questions import COUNT, PER_TIME, asked_dimensions
-from diagnose.text.roles import as_rate, asks_count, counted_word, listed_things, named_span, names_word
+from diagnose.text.roles import (
+    as_rate, asks_count, counted_things, counted_word, listed_things, named_span, names_word,
+)
 from diagnose.text.sentences import content_tokens
 from diagnose.text.values import extract_values
 
@@ -156,3 +158,16 @@ def test_a_data_size_per_span_of_time_is_one_rate_in_any_wording():
     for text in ("100 GB per month", "100 GB/month", "100 GB monthly"):
         assert same_value(extract_values(text)[0], monthly)
     assert same_value(as_rate(extract_values("100 GB")[0], named_span("Storage per month")), monthly)
+
+
+@pytest.mark.parametrize("question, things", [
+    ("How many volunteers joined the Harbour Run?", ["volun", "joine"]),
+    ("What is the number of branches of Corvel Bank?", ["branc"]),
+    ("Combien d'adhérents compte le club ?", ["adher", "compt"]),
+    ("¿Cuántos socios tiene la cooperativa?", ["socio", "tiene"]),
+    ("合作社有几名会员？", ["会员"]),
+    ("How many did the Harbour Run sell?", []),  # no thing named: any count answers
+    ("When did the Harbour Run start?", []),
+])
+def test_a_question_names_the_things_it_asks_to_count(question, things):
+    assert counted_things(question) == things
