@@ -324,7 +324,8 @@ def edited_answers(copies: "list[PairEvidence]", found: list[DocAnswer | None]) 
     return out
 
 
-def name_answers(claims: list[list[Claim]], question: str, min_strength: float) -> list[DocAnswer | None]:
+def name_answers(claims: list[list[Claim]], question: str, min_strength: float,
+                 predicate: list[str] = ()) -> list[DocAnswer | None]:
     """The name each document answers with: of the proper names (:mod:`diagnose.text.names`)
     its claims state that are not merely the question's own words, the one with the most
     weight, a name's weight being the relevance of the claims that state it times the
@@ -341,16 +342,22 @@ def name_answers(claims: list[list[Claim]], question: str, min_strength: float) 
     for doc in claims:
         weight: dict[str, float] = defaultdict(float)
         first: dict[str, tuple[str, Claim, int]] = {}
+        beside: set[str] = set()
         for c in doc:
             if c.score < min_strength:
                 continue
-            for name, start in proper_names(c.sentence.text, known):
+            text = c.sentence.text
+            for name, start in proper_names(text, known):
                 tokens = content_tokens(name)
                 if not tokens or all(t in asked for t in tokens) or _is_value(name, start, c):
                     continue
                 key = NAME_PREFIX + name_key(name)
                 weight[key] += c.score
                 first.setdefault(key, (name, c, start))
+                if predicate and overlap(predicate, _words_beside(c, start, start + len(name))) > 0:
+                    beside.add(key)
+        if beside:  # "born in Berlin ... later moved to Vienna": the name the question's words stand by
+            weight = defaultdict(float, {k: w for k, w in weight.items() if k in beside})
         weights.append(weight)
         firsts.append(first)
     stated = Counter(key for weight in weights for key in weight)
@@ -364,6 +371,20 @@ def name_answers(claims: list[list[Claim]], question: str, min_strength: float) 
         name, claim, _ = first[key]
         out.append(DocAnswer(key, name, claim, None, weight[key]))
     return out
+
+
+BESIDE_WORDS = 3
+"""How many words either side of a name count as beside it (values skipped: "born on 7 November 1878 in
+Vienna")."""
+
+
+def _words_beside(claim: Claim, start: int, end: int) -> str:
+    """The :data:`BESIDE_WORDS` words either side of ``claim``'s span ``start:end``, its values left out."""
+    text = claim.sentence.text
+    for v in claim.values:
+        text = text[:v.start] + " " * (v.end - v.start) + text[v.end:]
+    before, after = re.findall(r"[^\W\d_]+", text[:start]), re.findall(r"[^\W\d_]+", text[end:])
+    return " ".join(before[-BESIDE_WORDS:] + after[:BESIDE_WORDS])
 
 
 def _is_value(name: str, start: int, claim: Claim) -> bool:

@@ -197,7 +197,7 @@ def _static_answers(question: str, predicate: list[str], claims, texts: list[str
         counted=counted_things(question), asks_condition=asks_condition(question),
     )
     if not any(a is not None for a in found) and not listed:
-        found = name_answers(claims, question, settings.min_claim)
+        found = name_answers(claims, question, settings.min_claim, predicate)
     return found
 
 

@@ -107,6 +107,17 @@ def test_a_name_that_opens_its_sentence_answers_before_the_names_after_it():
     assert [a.span for a in found] == ["Norvik", "Caldera", "Norvik"]
 
 
+def test_the_name_beside_the_question_words_answers_over_one_more_documents_state():
+    question = "Where was the composer Ilse Marten born?"
+    claims = [[_claim(0, "Ilse Marten was born in Graz and studied composition in Leipzig.")],
+              [_claim(1, "The composer Ilse Marten, born in Graz, taught in Leipzig.")],
+              [_claim(2, "Ilse Marten was born in Linz, and she later moved to Graz.")]]
+    predicate = content_tokens("Where was the composer born?")
+    assert [a.span for a in name_answers(claims, question, 0.2)] == ["Graz", "Graz", "Graz"]
+    found = name_answers(claims, question, 0.2, predicate)
+    assert [a.span for a in found] == ["Graz", "Graz", "Linz"]
+
+
 def test_a_year_in_the_question_does_not_hide_the_days_it_covers():
     claims = [[_claim(0, "Fiscal 2024 ended on June 30, 2024.")], [_claim(1, "The 2024 fiscal year closed 2024-06-30.")]]
     given = tuple(extract_values("When did fiscal 2024 end?"))
