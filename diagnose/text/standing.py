@@ -62,6 +62,9 @@ _ARCHIVED = re.compile(r"""
   | \b(?:ancienne\ version|version\ (?:précédente|antérieure))\b
   | (?:已|被)?(?:废止|作废|失效|归档|过时)|不再(?:适用|有效|生效|执行|使用)|旧(?:规定|政策|版本|制度)
   | 廃止|失効|アーカイブ|旧版|効力を失|最新(?:版)?ではありません
+  | \b(?:was|were|has\ been|have\ been)\ replaced\b|\breplaced\ (?=on|in|as\ of|effective|from)\b
+  | \b(?:a|ont)\ été\ remplacée?s?(?!\w)|\bremplacée?s?\ (?=le|en|au|depuis|à\ compter|à\ partir)\b
+  | 已(?:经)?无效|(?:現在は|すでに|既に)無効|無効(?:と|に)なりました
 """, _I)
 _SUCCESSOR = (
     re.compile(r"\b(?:superseded|replaced)\s+by\s+(?P<name>[^.;:,()\n]{1,60})", re.I),
@@ -120,6 +123,7 @@ _BRACKETS = ("[]", "()", "【】", "（）", "«»", "「」", "『』", "〔〕
 _TRAILING_LINK = re.compile(r"""\s+(?:on|as\ of|effective|from|since|and|which|with\ effect|le|du|depuis|à\ compter|à\ partir
                             |dès|et|qui|en\ date)\b.*$""", _I | re.S)
 _FIRST_LINE_MAX = 100
+_NOTE_END = re.compile(r"[^\S\n]*(?:[.!?。！？;；]|\n|$)")
 
 
 def read_standing(text: str) -> TextStanding:
@@ -157,11 +161,25 @@ def _about_itself(text: str, start: int, end: int) -> bool:
 def _banner(text: str, sentence: str, start: int, end: int) -> bool:
     words = text[start:end]
     before, after = text[start - 1 : start], text[end : end + 1]
-    bracketed = any(before == o and after == c for o, c in _BRACKETS)
+    bracketed = any(before == o and after == c for o, c in _BRACKETS) or _opens_bracketed_clause(text, start)
     alone = not re.sub(r"[\W_]+", "", _LABEL.sub("", _ARCHIVED.sub("", sentence))) \
         and re.match(r"\s*(?:[^\w\s]|$)", text[end:]) is not None  # "ARCHIVED -", not "Archived emails"
     first_line = "\n" not in text[:start] and _title_end(text) is not None
     return bracketed or alone or first_line or (words.isupper() and len(words) >= 5)
+
+
+def _opens_bracketed_clause(text: str, start: int) -> bool:
+    """Whether ``start`` opens a clause of a bracketed note that ends its sentence: "… 150 euros a
+    night (2022 policy, superseded on 1 January 2026)." (not "the valve (replaced in March) must…")."""
+    for o, c in _BRACKETS:
+        opened, closed = text.rfind(o, 0, start), text.find(c, start)
+        if opened < 0 or closed < 0 or text.rfind(c, opened, start) >= 0 \
+                or not _NOTE_END.match(text, closed + len(c)):
+            continue
+        clause = text[max(opened + 1, _start_of(text, start, _CLAUSE_END)):start]
+        if not re.sub(r"[\W_]+", "", clause):
+            return True
+    return False
 
 
 def _names_another(clause: str, opening: bool = False) -> bool:

@@ -175,3 +175,25 @@ def test_a_notice_that_raises_or_lowers_a_value_replaces_what_was_stated_before(
 
 def test_a_rule_that_a_value_may_be_raised_replaces_nothing():
     assert read_standing("The limit may be increased to 500 on request.").replaces is None
+
+
+@pytest.mark.parametrize("text", [
+    "Members may bring two guests a month (2021 rules, superseded on 1 May 2025).",
+    "Le parking est gratuit le samedi (règlement 2020, remplacé le 1er mars 2025).",
+    "This checklist was replaced on 3 March 2025. Lock both doors before leaving.",
+    "Ce formulaire a été remplacé en janvier 2025. Joignez deux justificatifs.",
+    "本通知已无效。报销须在30天内提交。",
+    "この手順書は現在は無効です。申請は5営業日以内に行ってください。",
+])
+def test_a_note_or_a_sentence_that_says_the_document_was_replaced_reads_archived(text):
+    assert read_standing(text).authority == "archived"
+
+
+@pytest.mark.parametrize("text", [
+    "The pump (replaced on 3 March) must be checked weekly.",
+    "Our lobby doors were replaced in 2024 and open at 7 am.",
+    "本优惠券逾期无效。",
+    "Members may bring two guests a month (ask the desk, which keeps the old list).",
+])
+def test_a_replaced_part_or_a_conditional_void_says_nothing_of_the_document(text):
+    assert read_standing(text).authority is None
