@@ -206,7 +206,10 @@ def value_answers(
                     fits -= CONDITION_PENALTY
                 # the question's words right beside a value tell its role ("closes one hour before" vs "opens 24 hours before")
                 beside = beside_share(predicate, c, v, texts)
-                found.append((c.score - 0.02 * rank + 0.5 * near + 0.5 * beside + fits, v, c))
+                score = c.score - 0.02 * rank + 0.5 * near + 0.5 * beside + fits
+                if found and found[-1][2] is c and _restated_in_brackets(text, found[-1][1], v):
+                    score = max(score, found[-1][0])  # "one month (four weeks)": one statement, two writings
+                found.append((score, v, c))
         cands.append(found)
     support: dict[tuple[str, str], float] = defaultdict(float)
     for found in cands:
@@ -237,6 +240,15 @@ def value_answers(
                 score, value, claim = max(shared, key=lambda x: x[0])
         out.append(DocAnswer(value.key, value.span, claim, value, score))
     return out
+
+
+_OPENS_BRACKET = re.compile(r"\s*[(（]\s*")
+
+
+def _restated_in_brackets(text: str, head: Value, v: Value) -> bool:
+    """Whether ``v`` restates ``head`` in brackets right after it, in other words or units ("one
+    month (four weeks)", "5 miles (8 km)"): the same class of value, opening the bracket."""
+    return _OPENS_BRACKET.fullmatch(text, head.end, v.start) is not None and value_class(v) == value_class(head)
 
 
 def in_cell_role(v: Value, cell: Cell) -> Value:

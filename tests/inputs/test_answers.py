@@ -118,6 +118,16 @@ def test_the_name_beside_the_question_words_answers_over_one_more_documents_stat
     assert [a.span for a in found] == ["Graz", "Graz", "Linz"]
 
 
+def test_a_value_restated_in_brackets_answers_as_the_value_it_restates():
+    claims = [[_claim(0, "The notice period for leaving tenants is 4 weeks.")],
+              [_claim(1, "Leaving tenants give a notice period of one month (four weeks).")],
+              [_claim(2, "The notice period for leaving tenants is two weeks.")]]
+    found = value_answers(claims, None, ["notic", "perio", "tenan"], 0.2, 0.05, window=200,
+                          dimensions=frozenset({"[time]"}))
+    assert [a.span for a in found] == ["4 weeks", "four weeks", "two weeks"]
+    assert agree(found[0], found[1]) and disagree(found[1], found[2])
+
+
 def test_a_year_in_the_question_does_not_hide_the_days_it_covers():
     claims = [[_claim(0, "Fiscal 2024 ended on June 30, 2024.")], [_claim(1, "The 2024 fiscal year closed 2024-06-30.")]]
     given = tuple(extract_values("When did fiscal 2024 end?"))
