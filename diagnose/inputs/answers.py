@@ -206,7 +206,8 @@ def value_answers(
                     fits -= CONDITION_PENALTY
                 # the question's words right beside a value tell its role ("closes one hour before" vs "opens 24 hours before")
                 beside = beside_share(predicate, c, v, texts)
-                score = c.score - 0.02 * rank + 0.5 * near + 0.5 * beside + fits
+                label = LABEL_BONUS if cell is None and _labelled_by([*predicate, *c.subject], text, v) else 0.0
+                score = c.score - 0.02 * rank + 0.5 * near + 0.5 * beside + fits + label
                 if found and found[-1][2] is c and _restated_in_brackets(text, found[-1][1], v):
                     score = max(score, found[-1][0])  # "one month (four weeks)": one statement, two writings
                 found.append((score, v, c))
@@ -240,6 +241,24 @@ def value_answers(
                 score, value, claim = max(shared, key=lambda x: x[0])
         out.append(DocAnswer(value.key, value.span, claim, value, score))
     return out
+
+
+LABEL_BONUS = 0.25
+"""How much higher a value scores when the word right before it is one of the question's words (its
+predicate's or its subject's): the label that says which of a list's values it is ("weekdays 8 am to
+6 pm and *Saturday* 9 am to 1 pm")."""
+
+
+_LABEL_BEFORE = re.compile(r"([^\W\d_]+)[^\S\n]*[:：]?[^\S\n]*$")
+
+
+def _labelled_by(words: list[str], text: str, v: Value) -> bool:
+    """Whether the word right before ``v`` in ``text`` (a colon between them at most) is one of the
+    question's ``words``: "and *Saturday* 9 am to 1 pm", "*Saturdays*: 9 am", not "12 kg in Economy
+    and 18 kg", whose "Economy" says what the value before it is."""
+    m = _LABEL_BEFORE.search(text, 0, v.start)
+    tokens = content_tokens(m[1]) if m else []
+    return bool(tokens) and tokens[0] in words
 
 
 _OPENS_BRACKET = re.compile(r"\s*[(（]\s*")

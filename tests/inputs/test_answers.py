@@ -128,6 +128,18 @@ def test_a_value_restated_in_brackets_answers_as_the_value_it_restates():
     assert agree(found[0], found[1]) and disagree(found[1], found[2])
 
 
+def test_a_value_labelled_by_a_word_of_the_question_answers_over_the_other_values_of_its_list():
+    from diagnose.text.questions import predicate_text, subject_text
+    question = "When does the Kestrel Lane depot open on Sundays?"
+    subject = tuple(content_tokens(subject_text(question)))
+    texts = ["The Kestrel Lane depot is open weekdays 7 am to 5 pm and Sundays 10 am to 2 pm.",
+             "Kestrel Lane depot hours: Mon-Fri 7 am to 5 pm; Sunday: 10 am to 2 pm.",
+             "The Kestrel Lane depot opens 8 am to 12 pm on Sundays."]
+    claims = [[replace(_claim(i, t), subject=subject)] for i, t in enumerate(texts)]
+    found = value_answers(claims, None, content_tokens(predicate_text(question)), 0.2, 0.05, window=200)
+    assert [a.span.rstrip(".") for a in found] == ["10 am to 2 pm", "10 am to 2 pm", "8 am to 12 pm"]
+
+
 def test_a_year_in_the_question_does_not_hide_the_days_it_covers():
     claims = [[_claim(0, "Fiscal 2024 ended on June 30, 2024.")], [_claim(1, "The 2024 fiscal year closed 2024-06-30.")]]
     given = tuple(extract_values("When did fiscal 2024 end?"))
