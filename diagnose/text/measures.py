@@ -18,15 +18,35 @@ from diagnose.text.roles import named_span, per_time, rate_after, rate_before
 
 _RESTATED = re.compile(r"\s?[(（]\s?(?P<n>\d+(?:[.,]\d+)?)\s?[)）]")
 _SCALE = re.compile(
-    r"\s?(?P<w>(?i:thousand|millions?|billions?|trillions?|milliards?|lakhs?|crores?|mn|bn|mio|mrd|tn))(?![A-Za-z])"
+    r"\s?(?P<w>(?i:thousand|mil\s+mill(?:ones|ón|on)|mil\s+milh(?:ões|ão)|millions?|millionen|milliarden?|millones|millón"
+    r"|milion[ei]|miliard[oi]|milh(?:ões|ão)|bilh(?:ões|ão)|miljoen(?:en)?|miljard(?:en)?|billions?|trillions?"
+    r"|milliards?|lakhs?|crores?|mn|bn|mio|mrd|tn))(?![A-Za-z])"
     r"|(?P<g>[kKMBm])(?![A-Za-z0-9])|\s?(?P<c>万亿|千万|百万|十万|万|萬|亿|億|千|兆)"
 )
 _SCALES = {"thousand": 1e3, "million": 1e6, "millions": 1e6, "billion": 1e9, "billions": 1e9,
            "trillion": 1e12, "trillions": 1e12, "milliard": 1e9, "milliards": 1e9, "mn": 1e6,
            "lakh": 1e5, "lakhs": 1e5, "crore": 1e7, "crores": 1e7,
+           "millionen": 1e6, "milliarde": 1e9, "milliarden": 1e9, "millón": 1e6, "millon": 1e6, "millones": 1e6,
+           "milione": 1e6, "milioni": 1e6, "miliardo": 1e9, "miliardi": 1e9, "milhão": 1e6, "milhões": 1e6,
+           "bilhão": 1e9, "bilhões": 1e9, "miljoen": 1e6, "miljoenen": 1e6, "miljard": 1e9, "miljarden": 1e9,
            "bn": 1e9, "mio": 1e6, "mrd": 1e9, "tn": 1e12, "k": 1e3, "K": 1e3, "M": 1e6, "m": 1e6, "B": 1e9,
            "万亿": 1e12, "千万": 1e7, "百万": 1e6, "十万": 1e5, "万": 1e4, "萬": 1e4, "亿": 1e8,
            "億": 1e8, "千": 1e3, "兆": 1e12}
+_SCALE_OF = re.compile(r"\s+(?i:de|d['’]|di)\s?")
+#: After a glued "m", a plural noun (or "people") says what is counted in millions: "2.3m users", "5m
+#: tonnes", "1m barrels"; not "a 10m wall", "5m high", "30m across" nor a race's "the 400m hurdles".
+_COUNTED_AFTER_M = re.compile(r"[^\S\n]+(?:people|(?!across\b|hurdles\b)[a-z]{2,}s)\b")
+
+
+def _fold_scale(word: str) -> str:
+    """A scale word as :data:`_SCALES` keys it: "Millionen" and "millionen", "mil millones" as a thousand millions."""
+    if word in _SCALES:
+        return word
+    word = re.sub(r"\s+", " ", word.lower())
+    return {"mil millones": "milliard", "mil millón": "milliard", "mil millon": "milliard",
+            "mil milhões": "milliard", "mil milhão": "milliard"}.get(word, word)
+
+
 _PERCENT = re.compile(
     r"\s?(?:%|‰|(?i:percent|per\s?cent|pour\s?cent|por\s?ciento|por\s?cento|prozent)(?![A-Za-z])|パーセント)"
 )
@@ -136,11 +156,16 @@ def read_measure(m: str, lit: re.Match, yen: str) -> Measure | None:
     scale = _SCALE.match(m, meas.end)
     if scale:
         word = scale["w"] or scale["g"] or scale["c"]
-        after = _CUR_AFTER.match(m, scale.end())
-        # "B" and "m" scale only money ("$4B", "£2.3m"); "5m" alone is five metres
-        if word not in ("B", "m") or meas.currency or (after and _currency_code(after, yen)):
-            meas.value *= _SCALES.get(word, _SCALES.get(word.lower(), 1.0))
-            meas.end, meas.plain = scale.end(), False
+        of = _SCALE_OF.match(m, scale.end()) if scale["w"] else None  # "3 millions d'euros", "2 milioni di euro"
+        after = _CUR_AFTER.match(m, of.end() if of else scale.end())
+        if not (after and _currency_code(after, yen)):
+            of = None
+        # "B" and "m" scale only money ("$4B", "£2.3m") and "m" things counted ("2.3m users"); "5m" alone is
+        # five metres
+        if word not in ("B", "m") or meas.currency or of is not None or (after and _currency_code(after, yen)) \
+                or word == "m" and _COUNTED_AFTER_M.match(m, scale.end()):
+            meas.value *= _SCALES.get(_fold_scale(word), 1.0)
+            meas.end, meas.plain = of.end() if of else scale.end(), False
             if m.startswith(".", meas.end) and (dotted := _CUR_AFTER.match(m, meas.end + 1)) \
                     and _currency_code(dotted, yen):
                 meas.end += 1  # an abbreviated scale's dot before the currency: "2,5 Mrd. Euro"

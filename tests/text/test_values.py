@@ -764,3 +764,30 @@ def test_a_digit_after_a_unit_and_its_exponent_is_no_exponent():
 def test_words_that_pint_reads_as_odd_units_are_no_units(text, key):
     assert extract_values(text)[0].key == key
     assert _one("The plant makes 2 PWh a year.").dimension == _one("5 kWh").dimension
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("Le projet a coûté 3 millions d'euros.", "money:EUR:3000000"),
+    ("Una multa de 1,5 millones de dólares.", "money:USD:1500000"),
+    ("Ein Auftrag über 2 Millionen Euro.", "money:EUR:2000000"),
+    ("Die Anlage kostet 1,2 Milliarden Dollar.", "money:USD:1200000000"),
+    ("Una inversión de 3 mil millones de dólares.", "money:USD:3000000000"),
+    ("Un contratto da 2 milioni di euro.", "money:EUR:2000000"),
+    ("Een subsidie van 4 miljard euro.", "money:EUR:4000000000"),
+    ("A região tem 2 milhões de habitantes.", "number:2000000"),
+    ("La ville compte 3 millions de personnes.", "number:3000000"),
+])
+def test_scale_words_of_other_languages_scale_a_number_and_keep_the_currency_after_de(text, key):
+    assert _one(text).key == key
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("The app has 2.3m users.", "number:2300000"),
+    ("About 2m people live there.", "number:2000000"),
+    ("The harbour handled 5m tonnes of grain.", "quantity:kilogram:5000000000"),
+    ("A 10m wall surrounds it.", "quantity:meter:10"),
+    ("She won the 400m hurdles.", "quantity:meter:400"),
+    ("The crater is 30m across.", "quantity:meter:30"),
+])
+def test_a_glued_m_before_what_it_counts_is_millions_and_before_anything_else_metres(text, key):
+    assert _one(text).key == key
