@@ -39,7 +39,9 @@ _TIME = re.compile(
     r"|(?P<h2>1[0-2]|0?[1-9])\s?(?P<ap2>[ap])\.?m\.?(?![A-Za-z])"
     r"|(?P<h3>[01]?\d|2[0-3])\s?[点點時时]\s?(?:(?P<m3>[0-5]?\d)\s?分(?!钟|鐘)|(?P<half>半)"
     r"|(?<=[点點時时])(?=\s?(?:至|到|から|[-–—~〜～]))|(?(pre)(?<=[点點時时])|(?!)))"  # a range, or after 下午
-    r"|(?P<h4>[01]?\d|2[0-3])\s?h\s?(?P<m4>[0-5]\d)(?!\s?mi?n))(?![\d:])",  # "2 h 30 min" is a span
+    r"|(?P<h4>[01]?\d|2[0-3])\s?h\s?(?P<m4>[0-5]\d)(?!\s?mi?n)"  # "2 h 30 min" is a span
+    r"|(?P<h5>1[0-2]|0?[1-9])\.(?P<m5>[0-5]\d)\s?(?P<ap5>[ap])\.?m\.?(?![A-Za-z])"  # "9.30am", as British English writes it
+    r"|(?<![A-Za-z])(?P<noon>(?-i:noon|midday|midnight))(?![A-Za-z]))(?![\d:])",  # not the film's "High Noon"
     re.I,
 )
 """A time of day. A bare hour in Chinese or Japanese ("3点": also "3 points") only after a part of the
@@ -141,13 +143,15 @@ class _Time:
 def _times(w: str) -> list[_Time]:
     times: list[_Time] = []
     for m in _TIME.finditer(w):
-        hour = int(m.group("h") or m.group("h2") or m.group("h3") or m.group("h4"))
-        period = (m.group("ap") or m.group("ap2") or "").lower() or _CJK_PERIOD.get(m.group("pre") or "")
+        noon = (m.group("noon") or "").lower()
+        hour = (0 if noon == "midnight" else 12) if noon else int(
+            m.group("h") or m.group("h2") or m.group("h3") or m.group("h4") or m.group("h5"))
+        period = (m.group("ap") or m.group("ap2") or m.group("ap5") or "").lower() or _CJK_PERIOD.get(m.group("pre") or "")
         far = _TIME_TO.match(w, m.end())
         end = _RANGE_END.match(w, far.end()) if far else None
         if m.group("h3") and not (m.group("pre") or m.group("m3") or m.group("half") or end):
             continue  # "3点" alone may be three points
-        minute = 30 if m.group("half") else int(m.group("m") or m.group("m3") or m.group("m4") or 0)
+        minute = 30 if m.group("half") else int(m.group("m") or m.group("m3") or m.group("m4") or m.group("m5") or 0)
         times.append(_Time(m.start(), m.end(), hour, minute, period))
         if end and not _TIME.match(w, far.end()):
             times.append(_Time(end.start(), end.end(), int(end.group("h")), 0, None))

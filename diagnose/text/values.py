@@ -67,6 +67,7 @@ _YEAR_BEFORE = re.compile(
     r"fy|en|depuis|dès|année|desde|hasta|año|seit|im|jahr|bis|anno|nel|dal|em|de)\.?\s+|(?i:mid|mi|pre|post)-|[(\[]\s?"
     r"|(?<![A-Za-z\d])(?:Q[1-4]|H[12]|FY)\s?)$"  # a quarter or half of a (fiscal) year: "Q3 2024", "FY2025"
 )
+_DIGITLESS_TIME = re.compile(r"noon|midday|midnight")
 _NEXT_WORD = re.compile(r"\s?([^\W\d_]+)")
 _THE_BEFORE = re.compile(r"(?<![A-Za-z])(?i:the)\s$")
 _CONJUNCTIONS = frozenset({"and", "or", "et", "ou", "und", "oder", "y", "o", "e", "和", "与", "及", "或"})
@@ -245,8 +246,8 @@ def extract_values(text: str) -> list[Value]:
         return []
     mapped, weak = prepare(text)
     w = mapped.text
-    if not any(ch.isdigit() for ch in w):  # only identifiers can be written without digits
-        found = _resolve(identifier_claims(w)) if "." in w else []
+    if not any(ch.isdigit() for ch in w):  # only identifiers and "noon" can be written without digits
+        found = _resolve(identifier_claims(w)) if "." in w or _DIGITLESS_TIME.search(w) else []
         return [_to_value(c, mapped, text) for c in found]
     claims = _resolve(identifier_claims(w) + date_claims(w))
     masked = list(w)

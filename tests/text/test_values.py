@@ -791,3 +791,18 @@ def test_scale_words_of_other_languages_scale_a_number_and_keep_the_currency_aft
 ])
 def test_a_glued_m_before_what_it_counts_is_millions_and_before_anything_else_metres(text, key):
     assert _one(text).key == key
+
+
+@pytest.mark.parametrize(("text", "same_as"), [
+    ("The pool opens at 9.30am.", "09:30"),
+    ("Last entry 7.45 p.m.", "19:45"),
+    ("The café closes at noon on Sundays.", "12:00"),
+    ("Quiet hours start at midnight.", "00:00"),
+    ("Visits run from 10 am to noon.", "10:00-12:00"),
+])
+def test_a_time_of_day_written_with_a_dot_or_as_noon_is_a_time_of_day(text, same_as):
+    assert same_value(_one(text), _one(same_as))
+
+
+def test_noon_in_a_name_or_in_afternoon_is_no_time():
+    assert extract_values("We watched High Noon in the afternoon.") == []
