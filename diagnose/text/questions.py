@@ -294,8 +294,16 @@ _QUANTITY_CUES = tuple((re.compile(words, re.I), unit) for words, unit in (
     (r"\b(?:temperatures?|températures?)\b|温度", "°C"),
     (r"\b(?:voltages?)\b|电压|電圧", "V"),
     (r"\b(?:wattage|puissance)\b|功率|消費電力", "W"),
-    (r"\b(?:distance|height|tall|width|depth|hauteur|largeur|profondeur)\b|距离|高度|宽度|深度|距離|高さ", "m"),
-    (r"\b(?:speed|vitesse)\b|速度", "km/h"),
+    (r"\b(?:distance|height|tall|width|depth|elevation|altitude|wingspan|hauteur|largeur|profondeur|altura|altezza"
+     r"|höhe|entfernung)\b|\bhow\s+(?:far|deep|high|wide)\b|\bwie\s+(?:hoch|weit|tief|breit)\b"
+     r"|距离|高度|宽度|深度|海拔|多高|多远|多深|多宽|距離|高さ|標高", "m"),
+    (r"\b(?:area|superficie|fläche)\b|面积|面積", "km²"),
+    (r"\b(?:speed|vitesse)\b|\bhow\s+fast\b|\bwie\s+schnell\b|速度|多快", "km/h"),
+    (r"\b(?:boiling|melting|freezing)\s+point\b|\bpoint\s+d['’](?:ébullition|fusion)\b|\bhow\s+(?:hot|cold)\b"
+     r"|沸点|熔点|融点|凝固点", "°C"),
+    # An age, and a span that lasts or takes: "how old is the universe", "how long did the siege last"
+    (r"\bhow\s+old\b|\bhow\s+long\b(?=.*\b(?:last|lasts|lasted|take|takes|took|stay|stayed)\b)"
+     r"|\b(?:wie\s+lange|cuánto\s+tiempo|quanto\s+tempo|hoe\s+lang)\b|多大年纪|何歳", "s"),
     (r"\b(?:pressure|pression)\b|气压|圧力|気圧", "bar"),
     (r"\b(?:memory|storage|mémoire|stockage)\b|内存|存储|メモリ|ストレージ", "GB"),
     # A span of time by name ("how long" may ask a length, and "多少"/"どのくらい" any amount).

@@ -167,7 +167,7 @@ def asks_count(question: str) -> bool:
 
 _COUNT_OF = re.compile(
     r"\b(?:how\s+many|(?:number|count)\s+of|combien\s+(?:de\s+|d')|nombre\s+(?:de\s+|d')|cuánt[oa]s|quant[oa]s"
-    r"|quant[ie]|wie\s+viele|hoeveel)\s*(?P<words>[^\W\d_]+(?:[\s-]+[^\W\d_]+)?)"
+    r"|quant[ie]|wie\s+viele|hoeveel)\s*(?!temps\b)(?P<words>[^\W\d_]+(?:[\s-]+[^\W\d_]+)?)"
     r"|(?:几|多少)[个個名位家所项項次件台](?P<cjk>[\u4e00-\u9fff]{2})", re.IGNORECASE)
 
 

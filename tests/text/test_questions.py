@@ -143,3 +143,27 @@ def test_units_of_the_values_a_question_states_are_conditions_not_dimensions():
 ])
 def test_stated_values_are_the_questions_own_values_outside_names(question, stated):
     assert [v.span for v in stated_values(question)] == stated
+
+
+@pytest.mark.parametrize(("question", "dimension"), [
+    ("How far is the lighthouse from the harbour?", "[length]"),
+    ("How deep is Lake Varn?", "[length]"),
+    ("Wie hoch ist der Kellerturm?", "[length]"),
+    ("钟楼有多高？", "[length]"),
+    ("赤岳の標高は？", "[length]"),
+    ("What is the area of the Orvel estate?", "[length] ** 2"),
+    ("Quelle est la superficie du domaine ?", "[length] ** 2"),
+    ("How fast does the ferry sail?", "[length] / [time]"),
+    ("What is the boiling point of the coolant?", "[temperature]"),
+    ("How long did the strike last?", "[time]"),
+    ("How long does a refund take?", "[time]"),
+    ("How old was the bridge when it closed?", "[time]"),
+])
+def test_a_question_that_asks_how_far_deep_fast_hot_or_how_long_something_lasts_names_its_dimension(question, dimension):
+    assert dimension in asked_dimensions(question)
+
+
+def test_how_long_something_is_names_no_dimension_and_combien_de_temps_counts_nothing():
+    from diagnose.text.roles import counted_things
+    assert asked_dimensions("How long is the Orvel footbridge?") == frozenset()  # a length or a time
+    assert counted_things("Combien de temps dure la garantie ?") == []
