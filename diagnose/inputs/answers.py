@@ -26,7 +26,7 @@ from diagnose.text.conditions import is_condition
 from diagnose.text.dates import date_precision
 from diagnose.text.names import name_key, proper_names
 from diagnose.text.questions import COUNT, PER_TIME
-from diagnose.text.roles import as_rate, counted_word, named_span, names_word
+from diagnose.text.roles import as_rate, counted_word, counts, named_span, names_word
 from diagnose.text.sentences import content_tokens, fold, overlap
 from diagnose.text.tables import Cell, cell_context, names_cell, table_cell, table_row
 from diagnose.text.value_classes import value_class
@@ -60,12 +60,6 @@ def measured_as(v: Value, dimensions: frozenset[str]) -> bool:
     """Whether ``v`` is measured the way the question asks (:func:`diagnose.text.questions.asked_dimensions`)."""
     return (v.kind == "percent" and "percent" in dimensions) or (v.kind == "money" and "money" in dimensions) or (
         v.kind in ("quantity", "range") and (v.dimension in dimensions or PER_TIME in dimensions and _per_time(v)))
-
-
-def counts(v: Value, text: str, counted: list[str]) -> bool:
-    """Whether ``v`` (in ``text``) is a bare number of the things the question asks to count
-    (``counted``, :func:`diagnose.text.roles.counted_things`)."""
-    return v.kind == "number" and names_word(counted, counted_word(text, v.end))
 
 
 def physical_amount(v: Value) -> bool:
@@ -196,7 +190,8 @@ def value_answers(
                 if any(restates(v, g) for g in given):
                     continue
                 near = overlap(predicate, words_around(c, v, window, texts)) if predicate else 0.0
-                if kinds is None and (near <= 0.0 or v.kind == "date" and date_precision(v) == "year"):
+                if kinds is None and (near <= 0.0 and not counts(v, text, counted)
+                                      or v.kind == "date" and date_precision(v) == "year"):
                     continue  # a question that wants a year asks "when" or "what year"
                 if enumerates(text, v) or other_role(v, text, dimensions, listed):
                     continue
@@ -385,7 +380,8 @@ def name_answers(claims: list[list[Claim]], question: str, min_strength: float,
                 key = NAME_PREFIX + name_key(name)
                 weight[key] += c.score
                 first.setdefault(key, (name, c, start))
-                if predicate and overlap(predicate, _words_beside(c, start, start + len(name))) > 0:
+                if predicate and (overlap(predicate, _words_beside(c, start, start + len(name))) > 0
+                                  or any(t in predicate for t in tokens)):  # "the River Derwent" for "which river"
                     beside.add(key)
         if beside:  # "born in Berlin ... later moved to Vienna": the name the question's words stand by
             weight = defaultdict(float, {k: w for k, w in weight.items() if k in beside})

@@ -18,6 +18,7 @@ import numpy as np
 
 from diagnose.text.polarity import relative_polarity
 from diagnose.text.questions import predicate_text, subject_text
+from diagnose.text.roles import counted_things, counts
 from diagnose.text.sentences import Sentence, cjk_share, content_tokens, overlap, split_sentences
 from diagnose.text.tables import table_cell
 from diagnose.text.value_types import Value
@@ -131,8 +132,10 @@ def find_claims(
     subject = [t for t in content_tokens(question) if t not in predicate]
     flat = docs.flat
     cosine = sentence_emb @ question_emb if len(flat) else np.zeros(0, np.float32)
-    lexical = np.array([(overlap(predicate, s) * len(predicate) + 0.5 * overlap(subject, s) * len(subject))
-                        / max(len(predicate) + 0.5 * len(subject), 1e-9) for s in docs.read], np.float32)
+    counted = counted_things(question)
+    lexical = np.array([min(1.0, (overlap(predicate, s) * len(predicate) + 0.5 * overlap(subject, s) * len(subject)
+                                  + _counts_asked(s, counted)) / max(len(predicate) + 0.5 * len(subject), 1e-9))
+                        for s in docs.read], np.float32)
     scores = score_sentences(cosine, lexical, cjk_share(question), lexical_weight)
     asks = np.array([_is_question(s) for s in flat], bool)
     owners = docs.owners()
@@ -154,6 +157,12 @@ def find_claims(
             for r in best
         ])
     return claims, scores
+
+
+def _counts_asked(sentence: str, counted: list[str]) -> float:
+    """1 when ``sentence`` counts what the question asks to count ("the census counted 12,456 *people*"
+    for "the population of"), as if it held one more of the question's words; else 0."""
+    return float(bool(counted) and any(counts(v, sentence, counted) for v in extract_values(sentence)))
 
 
 def _is_question(sentence: str) -> bool:

@@ -23,7 +23,7 @@ from diagnose.text.literals import format_number
 from diagnose.text.sentences import FUNCTION_WORDS, LATIN, fold
 from diagnose.text.value_types import Value
 
-__all__ = ["as_rate", "asked_rate", "asks_count", "counted_things", "counted_word", "listed_things", "named_span", "names_word",
+__all__ = ["as_rate", "asked_rate", "asks_count", "counted_things", "counted_word", "counts", "listed_things", "named_span", "names_word",
            "per_time", "rate_after", "rate_before"]
 
 _ADVERBS = {"daily": "day", "hourly": "hour", "weekly": "week", "monthly": "month", "yearly": "year",
@@ -171,14 +171,21 @@ _COUNT_OF = re.compile(
     r"|(?:几|多少)[个個名位家所项項次件台](?P<cjk>[\u4e00-\u9fff]{2})", re.IGNORECASE)
 
 
+_POPULATION = re.compile(r"\b(?:population|popolazione|población|população|bevölkerung|einwohnerzahl|bevolking)\b|人口",
+                         re.IGNORECASE)
+_PEOPLE = ("peopl", "perso", "inhab", "resid", "citiz", "habit", "einwo", "abita", "inwon", "居民")
+"""The words a population is counted in, as content tokens: people, persons, inhabitants, residents,
+citizens; habitants, Einwohner, abitanti, habitantes, inwoners, 居民."""
+
+
 def counted_things(question: str) -> list[str]:
     """What a question asks to count, as content tokens: "how many *people* died" → ["peopl"],
-    "combien d'*employés*", "cuántos *habitantes*", "几名*员工*"; [] when it asks no count of a
-    named thing. Tokens are stems (:func:`diagnose.text.sentences.content_tokens`), so compare
+    "combien d'*employés*", "cuántos *habitantes*", "几名*员工*", and a population's people ("the
+    population of" → :data:`_PEOPLE`); [] when it asks no count of a named thing. Tokens are stems (:func:`diagnose.text.sentences.content_tokens`), so compare
     them with :func:`names_word`."""
     m = _COUNT_OF.search(question)
     if m is None:
-        return []
+        return list(_PEOPLE) if _POPULATION.search(question) else []
     if m["cjk"]:
         return [m["cjk"]]
     return [fold(w)[:5] for w in re.split(r"[\s-]+", m["words"]) if fold(w) not in FUNCTION_WORDS]
@@ -221,3 +228,9 @@ def names_word(tokens: list[str], word: str) -> bool:
         return word in tokens
     stem = word[:5].rstrip("s")
     return len(stem) >= 3 and any(t.rstrip("s") == stem for t in tokens)
+
+
+def counts(v: Value, text: str, counted: list[str]) -> bool:
+    """Whether ``v`` (in ``text``) is a bare number of the things the question asks to count
+    (``counted``, :func:`counted_things`): "killed about 12,000 *people*"."""
+    return v.kind == "number" and names_word(counted, counted_word(text, v.end))

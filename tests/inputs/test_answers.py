@@ -295,6 +295,17 @@ def test_a_number_that_counts_what_the_question_asks_to_count_beats_another_numb
     assert [a.span for a in found] == ["900", "1,400"] and disagree(found[0], found[1])
 
 
+def test_a_count_of_people_answers_a_population_question_without_its_words_beside_it():
+    from diagnose.text.questions import predicate_text
+    from diagnose.text.roles import counted_things
+    question = "What is the population of Harrow Vale?"
+    claims = [[_claim(0, "In 2017 Harrow Vale, a parish of 12 farms, had 16,337 inhabitants.")]]
+    predicate = content_tokens(predicate_text(question))
+    assert value_answers(claims, None, predicate, 0.2, 0.05, window=20) == [None]  # "popul" stands nowhere
+    found = value_answers(claims, None, predicate, 0.2, 0.05, window=20, counted=counted_things(question))
+    assert [a.span for a in found] == ["16,337"]
+
+
 def test_a_list_question_is_answered_by_no_count_and_no_name():
     from diagnose.inputs.settings import InputSettings
     from diagnose.inputs.stage import _static_answers

@@ -57,3 +57,13 @@ def test_a_table_row_is_read_with_its_header_row(hash_embedder):
     _, with_header = find_claims(question, docs, vectors[:-1], vectors[-1], 0.5, 2)
     _, alone = find_claims(question, DocumentSentences(docs.sentences), vectors[:-1], vectors[-1], 0.5, 2)
     assert with_header[row] > alone[row]
+
+
+def test_a_sentence_that_counts_what_the_question_asks_to_count_is_a_claim():
+    question = "What is the population of Harrow Vale?"
+    texts = ["Harrow Vale lies in Ellis County. The last census counted 3,118 people in Harrow Vale."]
+    docs = document_sentences(question, texts, 8)
+    same = np.ones((len(docs.flat), 4), np.float32) / 2.0  # every sentence as near the question: words decide
+    claims, scores = find_claims(question, docs, same, same[0], 0.5, 1)
+    assert claims[0][0].sentence.text == "The last census counted 3,118 people in Harrow Vale."
+    assert scores[1] > scores[0]

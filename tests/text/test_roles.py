@@ -171,3 +171,11 @@ def test_a_data_size_per_span_of_time_is_one_rate_in_any_wording():
 ])
 def test_a_question_names_the_things_it_asks_to_count(question, things):
     assert counted_things(question) == things
+
+
+@pytest.mark.parametrize("question", ["What is the population of Harrow Vale?", "Quelle est la population de Varne ?",
+                                      "Varne的人口是多少？"])
+def test_a_population_is_counted_in_people(question):
+    things = counted_things(question)
+    assert all(names_word(things, word) for word in ("people", "inhabitants", "residents", "habitants"))
+    assert not names_word(things, "farms")
