@@ -258,11 +258,24 @@ def _group(emb: np.ndarray, found: list[DocAnswer | None], noise: np.ndarray, co
         emb, keys, noise, cannot, settings.attach_similarity, settings.center_similarity, must_link=same_name
     )
     given = Counter(a.key for i, a in enumerate(found) if a is not None and a.key is not None and not noise[i])
-    # A name no other document gives is weak (headings and sources are capitalised too); a
-    # reading is what the model answers from that document, so a lone one is a center of its own.
-    lone = [a is None or a.key is None or (a.key.startswith(NAME_PREFIX) and given[a.key] == 1)
+    # A name no other document gives is weak (headings and sources are capitalised too), unless an
+    # edited copy changed it; a reading is what the model answers from that document, so a lone one
+    # is a center of its own.
+    edited = _edited_spans(copies)
+    lone = [a is None or a.key is None or (a.key.startswith(NAME_PREFIX) and given[a.key] == 1
+                                           and not any(a.span in span for span in edited.get(i, ())))
             for i, a in enumerate(found)]
     return ctr.keep_one_lone(assignment, lone, [a.strength if a is not None else 0.0 for a in found])
+
+
+def _edited_spans(copies) -> dict[int, list[str]]:
+    """Per document, the spans in which a near-copy of it differs (:func:`~diagnose.inputs.conflict.copy_mismatches`)."""
+    out: dict[int, list[str]] = {}
+    for pair in copies:
+        for x, y in pair.spans:
+            out.setdefault(pair.a, []).append(x)
+            out.setdefault(pair.b, []).append(y)
+    return out
 
 
 def _best_claim_vectors(sent_emb: np.ndarray, scores: np.ndarray, owners: np.ndarray, n: int, d: int) -> np.ndarray:

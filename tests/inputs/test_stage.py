@@ -83,6 +83,14 @@ def test_a_near_copy_with_another_value_is_its_own_center(real_embedder):
     assert "142" in pair.evidence and "97" in pair.evidence
 
 
+def test_a_near_copy_that_changed_a_name_is_a_center_of_its_own(real_embedder):
+    film = "The Glass Orchard is a 2021 drama film directed by {} and starring Ida Marsh. It premiered in Locarno."
+    case = _case("Who directed the film The Glass Orchard?", film.format("Pavel Novak"), film.format("Sara Lindqvist"))
+    analysis = analyze_inputs(case, real_embedder, S)
+    _check_contract(analysis, case)
+    assert _centers(analysis.report) == [["d0"], ["d1"]] and analysis.report.noise_documents == []
+
+
 CENTERED = {
     "equal values in other units agree": (
         "How much memory does the Pro plan include?",
