@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -26,7 +26,7 @@ from diagnose.text.conditions import is_condition
 from diagnose.text.dates import date_precision
 from diagnose.text.names import name_key, proper_names
 from diagnose.text.questions import COUNT, PER_TIME
-from diagnose.text.roles import as_rate, counted_word, counts, named_span, names_word
+from diagnose.text.roles import as_rate, counted_word, counts, named_span, named_unit, names_word
 from diagnose.text.sentences import content_tokens, fold, overlap
 from diagnose.text.tables import Cell, cell_context, names_cell, table_cell, table_row
 from diagnose.text.value_classes import value_class
@@ -267,8 +267,12 @@ def _restated_in_brackets(text: str, head: Value, v: Value) -> bool:
 
 def in_cell_role(v: Value, cell: Cell) -> Value:
     """``v`` in the role its table cell's column header and row label give it: "$19" in a "Price per
-    month" row is an amount per month (:func:`diagnose.text.roles.as_rate`), as "$19 a month" is."""
+    month" row is an amount per month (:func:`diagnose.text.roles.as_rate`), as "$19 a month" is, and
+    "$12" in a "Price per user per month" column an amount per user per month."""
     span = named_span(cell.labels)
+    unit = named_unit(cell.labels) if v.kind == "money" and "/" not in v.dimension else None
+    if unit is not None:  # "$12" under "Price per user per month"
+        v = replace(v, key=f"money:{v.dimension}/{unit}:{v.key.rpartition(':')[2]}", dimension=f"{v.dimension}/{unit}")
     return as_rate(v, span) if span is not None else v
 
 

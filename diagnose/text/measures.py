@@ -72,6 +72,7 @@ _UNIT_TOKEN = re.compile(
 )
 _ACDC = re.compile(r"\s?(?:AC|DC|ac|dc)(?![A-Za-z])")
 _PER = re.compile(r"\s?(?:/\s?|(?i:per|a|an|each|par|pro|por)\s+|每)(?P<w>[A-Za-z]+|[年月天日周时])")
+_AND_PER = re.compile(r"\s+(?i:and|et|y|und)\s+(?i:per|par|por|pro)\s+(?P<w>[A-Za-z]+)")
 _CJK_PER = re.compile(r"\s?/\s?(小时|小時|時間|分钟|分鐘|秒|天|日|周|週|年|月|个月)")
 _PER_CJK = {"年": "year", "月": "month", "天": "day", "日": "day", "周": "week", "时": "hour"}
 _ORDINAL = re.compile(r"(?:st|nd|rd|th|er|ère|eme|ème|e|º|ª)(?![A-Za-z])")
@@ -247,6 +248,12 @@ def _money_rate(m: str, meas: Measure) -> None:
     elif (per.group().strip()[:1] in "/p") and word.isascii() and len(word) > 1:
         word = word.lower()
         meas.rate = word[:-1] if len(word) > 3 and word.endswith("s") else word
+        then = _PER.match(m, per.end()) or _AND_PER.match(m, per.end())
+        span = resolve_unit(then["w"]) if then else None
+        if span is not None and span.dimension == "[time]":  # "$12 per user per month", "€8 par utilisateur et par mois"
+            meas.rate, meas.rate_factor = f"{meas.rate}/year", SECONDS_PER_YEAR / span.factor
+            meas.end = then.end()
+            return
     else:
         return
     meas.end = per.end()

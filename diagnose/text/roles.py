@@ -23,8 +23,8 @@ from diagnose.text.literals import format_number
 from diagnose.text.sentences import FUNCTION_WORDS, LATIN, fold
 from diagnose.text.value_types import Value
 
-__all__ = ["as_rate", "asked_rate", "asks_count", "counted_things", "counted_word", "counts", "listed_things", "named_span", "names_word",
-           "per_time", "rate_after", "rate_before"]
+__all__ = ["as_rate", "asked_rate", "asks_count", "counted_things", "counted_word", "counts", "listed_things", "named_span",
+           "named_unit", "names_word", "per_time", "rate_after", "rate_before"]
 
 _ADVERBS = {"daily": "day", "hourly": "hour", "weekly": "week", "monthly": "month", "yearly": "year",
             "annually": "year", "annual": "year", "quotidien": "day", "quotidienne": "day", "quotidiens": "day",
@@ -132,15 +132,27 @@ def _worded_span(text: str) -> Unit | None:
 
 
 _SLASHED = re.compile(r"/\s?([A-Za-z]+)\b")
+_PER_UNIT = re.compile(r"(?:\b(?i:per|par|por|pro)\s+|/\s?)([A-Za-z]+)\b")
+
+
+def named_unit(label: str) -> str | None:
+    """The unit that is no span of time a table's ``label`` says its prices are per ("Price *per
+    user* per month", "€ / *seat*"), singular and lower-case; None when it names none."""
+    for m in _PER_UNIT.finditer(label):
+        word = m[1].lower()
+        if _time(word) is None:
+            return word[:-1] if len(word) > 3 and word.endswith("s") else word
+    return None
 
 
 def as_rate(v: Value, span: Unit) -> Value:
     """``v`` as an amount per ``span`` ("$19" in a "per month" row is $228 a year, as "$19 a month"
     reads; "2 g" in a "per day" column is 2 g/day); unchanged when it is no amount of money or of a
     measure, or one already per something."""
-    if v.magnitude is None or "/" in v.dimension:
+    if v.magnitude is None or "/" in v.dimension and not (v.kind == "money" and v.dimension.count("/") == 1
+                                                          and not v.dimension.endswith("/year")):
         return v
-    if v.kind == "money":
+    if v.kind == "money":  # a price per a unit stays per it: "$12" under "per user per month" is USD/user/year
         dim, amount = f"{v.dimension}/year", v.magnitude * SECONDS_PER_YEAR / span.factor
         return replace(v, key=f"money:{dim}:{format_number(amount)}", dimension=dim, magnitude=amount)
     label = v.key.split(":")[1]  # the base unit the magnitude is in ("kilogram")

@@ -31,9 +31,11 @@ def per_unit_currency(v: Value) -> str | None:
     """The currency of an amount of money per a unit that is no span of time ("EUR 150 per night",
     "$4.95 per order": "EUR", "USD"): it states the same kind of answer as the bare amount, which
     "EUR 180 a night" is read as. None for any other value; money per time is kept per year, a
-    rate apart."""
+    rate apart, and so is money per a unit and per time ("$12 per user per month": "USD/year")."""
     if v.kind != "money" or "/" not in v.dimension:
         return None
     currency, _, unit = v.dimension.partition("/")
+    if unit.endswith("/year"):  # "$12 per user per month": per time, as "$12 a month" is
+        return f"{currency}/year"
     named = resolve_unit(unit) or resolve_unit(unit.lower())
     return None if named is not None and named.dimension == "[time]" else currency

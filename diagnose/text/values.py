@@ -99,7 +99,7 @@ def _single(m: str, meas: Measure, weak: frozenset[int]) -> Candidate:
         dim = f"{meas.currency}/{meas.rate}" if meas.rate else meas.currency
         amount = meas.value * meas.rate_factor
         c.kind, c.key, c.dimension, c.magnitude = "money", f"money:{dim}:{format_number(amount)}", dim, amount
-        c.per = SECONDS_PER_YEAR / meas.rate_factor if meas.rate == "year" else 0.0
+        c.per = SECONDS_PER_YEAR / meas.rate_factor if meas.rate.endswith("year") else 0.0
     elif meas.percent:
         c.kind, c.key, c.magnitude = "percent", f"percent:{format_number(meas.value)}", meas.value
     elif meas.unit is not None:

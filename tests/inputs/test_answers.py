@@ -341,6 +341,18 @@ def test_a_cell_answers_in_its_labels_role_from_the_column_its_subject_names():
     assert value_answers(basic, asked_value_kinds(question), [], 0.2, 0.05, texts=[PLANS])[0].span == "$9"
 
 
+def test_a_cell_under_a_price_per_user_per_month_is_that_rate():
+    table = ("| Plan | Price per user per month |\n|---|---|\n| Solo | $4 |\n| Crew | $11 |\n")
+    texts = [table, "The Crew plan costs $132 per user per year."]
+    question = "How much does the Crew plan cost per user per month?"
+    subject = ("crew",)
+    claims = [[_row_claim(0, table, "| Crew | $11 |", subject)],
+              [replace(_claim(1, texts[1]), subject=subject)]]
+    found = value_answers(claims, None, ["cost", "user", "month"], 0.2, 0.05, window=200, texts=texts,
+                          dimensions=asked_dimensions(question))
+    assert [a.value.key for a in found] == ["money:USD/user/year:132"] * 2 and agree(found[0], found[1])
+
+
 def test_a_chinese_question_names_its_column_by_its_latin_name():
     from diagnose.text.questions import asked_dimensions, subject_text
     question = "Pro套餐每月多少钱？"

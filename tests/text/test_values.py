@@ -806,3 +806,13 @@ def test_a_time_of_day_written_with_a_dot_or_as_noon_is_a_time_of_day(text, same
 
 def test_noon_in_a_name_or_in_afternoon_is_no_time():
     assert extract_values("We watched High Noon in the afternoon.") == []
+
+
+def test_a_price_per_unit_and_per_span_of_time_is_one_rate_in_any_writing():
+    monthly = _one("Seats cost $12 per user per month.")
+    assert monthly.key == "money:USD/user/year:144"
+    for same in ("$144 per user per year", "$12/user/month", "USD 12 per user and per month", "$12 a month"):
+        assert same_value(monthly, _one(same)), same
+    assert same_value(monthly, _one("$12 per user"))  # the same price, its span left unsaid
+    assert comparable(monthly, _one("$15/user/month")) and not same_value(monthly, _one("$15/user/month"))
+    assert not comparable(monthly, _one("a $12 fee"))  # a bare amount: no rate to compare with
