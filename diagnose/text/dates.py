@@ -21,6 +21,9 @@ _MONTH_KEYS = ("january", "february", "march", "april", "may", "june", "july", "
 _DATE_LANGS = ("en", "fr", "es", "de", "it", "pt", "nl")
 #: Month words that are also common words: only written capitalised count ("May 2024", not "may 5").
 _CAPITALISED_ONLY = frozenset({"may", "march", "mar", "set", "ago", "out", "gen", "mag", "mai"})
+#: Of those, a month French writes in lower case: a date with a day before it or a year after it ("le 3 mai",
+#: "mai 2026"), not Italian's "mai" (never).
+_LOWER_WITH_DAY_OR_YEAR = frozenset({"mai"})
 #: Of those, abbreviations of other languages that English writes before a number ("Gen 2", "Set 5",
 #: "Out 3"): a date only with a year ("Gen 2, 2024" in Italian).
 _YEAR_ONLY = frozenset({"set", "ago", "out", "gen", "mag"})
@@ -106,12 +109,15 @@ def _month_name_dates(w: str) -> list[Candidate]:
     for t in _LETTERS.finditer(w):
         word = t.group()
         low = word.lower()
-        if low not in months or (low in _CAPITALISED_ONLY and not word[0].isupper()):
+        if low not in months:
             continue
         number, langs = months[low]
         s, e = t.start(), t.end()
         before = _BEFORE_D.search(w, max(0, s - 12), s)
         after_y, after_dy, after_d = _AFTER_Y.match(w, e), _AFTER_DY.match(w, e), _AFTER_D.match(w, e)
+        if low in _CAPITALISED_ONLY and not word[0].isupper() and not (
+                low in _LOWER_WITH_DAY_OR_YEAR and (before or after_y)):
+            continue
         day_before = (before["d"] or before["od"]) if before else None
         if before and after_y:
             span, y, d, order = (before.start(), after_y.end()), after_y["y"], day_before, "DMY"

@@ -85,7 +85,8 @@ _PREDECESSOR = (
     re.compile(r"""(?<!can\ be\ )(?<!may\ be\ )(?<!could\ be\ )(?<!might\ be\ )
                    \b(?i:extended|postponed|moved|rescheduled|pushed\ back|brought\ forward|changed|adjusted|updated
                    |amended|increased|raised|reduced|decreased|lowered|cut)\s+(?i:to|until|till)\b(?P<name>)
-                   (?=\s*(?:[A-Z][a-z]*\.?,?\s+){0,2}[$€£¥]?\d)""", re.X),
+                   (?=\s*(?:(?:(?:Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.,?
+                   |[A-Z][a-z]*,?)\s+){0,2}[$€£¥]?\d)""", re.X),
     re.compile(r"\b(?:prolongée?s?|reportée?s?|repoussée?s?|décalée?s?|avancée?s?|modifiée?s?|augmentée?s?"
                r"|réduite?s?|baissée?s?|relevée?s?|portée?s?)\s+"
                r"(?:au|à|jusqu['’](?:au|à))(?P<name>)"
@@ -97,6 +98,8 @@ _PREDECESSOR = (
 #: Words that date the document, before its date ("effective 1 March 2023", "施行日：…").
 _DATE_BEFORE = re.compile(r"""
     (?<!longer\ )\beffective(?:\ date)?|\b(?:last\ )?(?:updated|revised)|\blast\ (?:reviewed|modified)|\bpublished
+  | \b(?:applies|applicable|in\ force)\ (?=from|since|as\ of)|\bversion\ (?:dated|of|du)
+  | ^\s*(?:with\ effect\ from|à\ compter\ du|à\ partir\ du|dès\ le)(?=\s)
   | \bdate\ (?:of\ )?(?:effect|issue|publication|revision)|\bvalid\ (?:from|since|as\ of)|^\s*date
   | (?<!plus\ )(?<!pas\ )\ben\ vigueur|\bmise?\ à\ jour|\bdernière\ (?:mise\ à\ jour|révision|modification)
   | \b(?:révisée?|publiée?|modifiée?|applicable)|\bdate\ d['’](?:effet|entrée\ en\ vigueur|application|publication)

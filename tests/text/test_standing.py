@@ -197,3 +197,22 @@ def test_a_note_or_a_sentence_that_says_the_document_was_replaced_reads_archived
 ])
 def test_a_replaced_part_or_a_conditional_void_says_nothing_of_the_document(text):
     assert read_standing(text).authority is None
+
+
+@pytest.mark.parametrize(("text", "own_date"), [
+    ("Applies from 2026-03-01. Lockers are cleared every Friday.", D(2026, 3, 1)),
+    ("With effect from 1 May 2026, lockers are cleared every Friday.", D(2026, 5, 1)),
+    ("À compter du 1er mai 2026, les casiers sont vidés le vendredi.", D(2026, 5, 1)),
+    ("Version du 1er mai 2026 (annule et remplace la version de 2023).", D(2026, 5, 1)),
+])
+def test_words_that_say_when_a_rule_applies_date_the_document(text, own_date):
+    assert read_standing(text).date == own_date
+
+
+@pytest.mark.parametrize("text", [
+    "As of 31 December 2025, the firm employed 4,100 people.",  # the date of a figure, not of the page
+    "Born in Graz, she moved to Linz. From 1 May 1907 she taught there.",
+])
+def test_the_date_of_a_figure_or_of_an_event_does_not_date_the_document(text):
+    standing = read_standing(text)
+    assert standing.date is None and standing.replaces is None

@@ -816,3 +816,9 @@ def test_a_price_per_unit_and_per_span_of_time_is_one_rate_in_any_writing():
     assert same_value(monthly, _one("$12 per user"))  # the same price, its span left unsaid
     assert comparable(monthly, _one("$15/user/month")) and not same_value(monthly, _one("$15/user/month"))
     assert not comparable(monthly, _one("a $12 fee"))  # a bare amount: no rate to compare with
+
+
+def test_french_may_in_lower_case_is_a_month_beside_a_day_or_a_year_and_italian_never_is_none():
+    assert same_value(_one("Le bureau ferme le 3 mai 2026."), _one("2026-05-03"))
+    assert same_value(_one("Ouverture en mai 2026."), _one("May 2026"))
+    assert [v.kind for v in extract_values("Non ho mai pagato 5 euro.")] == ["money"]
