@@ -51,7 +51,7 @@ import numpy as np
 from diagnose.inputs.answers import NO, YES, DocAnswer, measured_as, physical_amount, restates, year_like
 from diagnose.inputs.claims import Claim
 from diagnose.reader.prompt import states_nothing
-from diagnose.text.compare import comparable, half_a_day_later, range_end, same_value
+from diagnose.text.compare import comparable, half_a_day_later, range_end, same_value, written_magnitude
 from diagnose.text.conditions import asks_bound, asks_condition, is_condition
 from diagnose.text.names import abbreviates, named_apart
 from diagnose.text.normalise import normalise_text
@@ -479,13 +479,14 @@ _WRITTEN_MAGNITUDE = frozenset({"money", "percent"})
 
 def _same_typed(a: Value, b: Value) -> bool:
     """Equal values, or a bare number equal to the number written in an amount of money or a
-    percentage (the reader left the unit out: "24" beside "$24")."""
+    percentage (the reader left the unit out: "24" beside "$24", and beside "$24 a month")."""
     if same_value(a, b):
         return True
     measured = b if a.kind == "number" else a
     if (a.kind == "number") == (b.kind == "number") or measured.kind not in _WRITTEN_MAGNITUDE:
         return False
-    return a.magnitude is not None and b.magnitude is not None and math.isclose(a.magnitude, b.magnitude, rel_tol=0.005)
+    x, y = written_magnitude(a), written_magnitude(b)
+    return x is not None and y is not None and math.isclose(x, y, rel_tol=0.005)
 
 
 def _same_thing(abouts: list[str | None], embedder: "Embedder", similarity: float) -> np.ndarray:

@@ -106,6 +106,14 @@ def _per_span(a: Value, b: Value) -> bool:
     return rate.dimension == per_span and _close(written, amount.magnitude)
 
 
+def written_magnitude(v: Value) -> float | None:
+    """The figure ``v`` was written with, in its unit: money per a span of time is kept per year, so
+    "$24 a month" (USD/year 288) was written 24."""
+    if v.magnitude is None or v.kind != "money" or not v.per:
+        return v.magnitude
+    return v.magnitude * v.per / SECONDS_PER_YEAR
+
+
 def _same_money(a: Value, b: Value) -> bool:
     """Amounts of money equal but for the unit one or both are per, when that is no span of time
     ("EUR 150" and "EUR 150 per night", "$24 per user" and "24 USD per seat"): a page that names

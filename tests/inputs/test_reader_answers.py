@@ -145,6 +145,11 @@ def test_a_bare_number_equals_a_measured_value_of_its_magnitude():
     assert keys[0] == keys[1] != keys[2]
 
 
+def test_a_bare_number_equals_a_monthly_price_written_with_it():
+    keys = _keys(("$24 a month", None), ("24", None), ("$29 a month", None))
+    assert keys[0] == keys[1] != keys[2]
+
+
 def test_names_without_kinds_are_never_split_even_when_they_share_a_word():
     keys = _keys(("90 days", "Master Services Agreement"), ("90 days", "Brightline Data Services LLC"))
     assert keys[0] == keys[1]
