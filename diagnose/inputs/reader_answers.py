@@ -494,7 +494,8 @@ def _same_thing(abouts: list[str | None], embedder: "Embedder", similarity: floa
     name and a kind ("Jaguar, a sports team": the reader is asked for both), the names share a
     word, and the kinds are unlike (cosine below ``similarity``): a team and a console named
     alike are two things; "Master Services Agreement" and "Brightline Data Services LLC"
-    (no kinds given) only describe one from two sides (unknown counts as the same)."""
+    (no kinds given) only describe one from two sides (unknown counts as the same), and so do two
+    kinds of one name that says its own kind (:func:`_names_its_kind`)."""
     n = len(abouts)
     parts = [_name_and_kind(a) for a in abouts]
     known = [i for i in range(n) if parts[i] is not None]
@@ -503,9 +504,22 @@ def _same_thing(abouts: list[str | None], embedder: "Embedder", similarity: floa
     same = np.ones((n, n), bool)
     for i in known:
         for j in known:
-            one_name = bool(set(content_tokens(parts[i][0])) & set(content_tokens(parts[j][0])))
-            same[i, j] = not one_name or kinds[at[i], at[j]] >= similarity
+            names = set(content_tokens(parts[i][0])), set(content_tokens(parts[j][0]))
+            one_name = bool(names[0] & names[1])
+            same[i, j] = not one_name or kinds[at[i], at[j]] >= similarity or (
+                names[0] == names[1] and (_names_its_kind(parts[i]) or _names_its_kind(parts[j])))
     return same
+
+
+_KIND_DETAIL = re.compile(r"\s(?:of|for|in|by|from|with|at|de|du|des|pour)\s.*$", re.IGNORECASE)
+
+
+def _names_its_kind(part: tuple[str, str]) -> bool:
+    """Whether a name already says its kind ("Quillstack Business plan, a business plan for growing
+    teams"): then another reading's kind of the same name ("a subscription service") describes that
+    thing in other words, not a second thing of its name."""
+    name, kind = part
+    return bool(set(content_tokens(_KIND_DETAIL.sub("", kind))) & set(content_tokens(name)))
 
 
 def _name_and_kind(about: str | None) -> tuple[str, str] | None:

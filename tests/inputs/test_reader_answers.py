@@ -150,6 +150,14 @@ def test_a_bare_number_equals_a_monthly_price_written_with_it():
     assert keys[0] == keys[1] != keys[2]
 
 
+def test_one_name_that_says_its_own_kind_is_one_thing_whatever_kind_another_reading_gives():
+    keys = _keys(("$24 a month", "Orbit Pro plan, a pro plan for small teams"),
+                 ("$24 a month", "Orbit Pro plan, a subscription service"))
+    assert keys[0] == keys[1]
+    apart = _keys(("1993", "Kestrel, a football team"), ("1993", "Kestrel, a game console"))
+    assert apart[0] != apart[1]  # the name says no kind: two things of one name
+
+
 def test_names_without_kinds_are_never_split_even_when_they_share_a_word():
     keys = _keys(("90 days", "Master Services Agreement"), ("90 days", "Brightline Data Services LLC"))
     assert keys[0] == keys[1]
