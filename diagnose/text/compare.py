@@ -100,7 +100,7 @@ def _per_span(a: Value, b: Value) -> bool:
     if not rate.per or amount.per or rate.magnitude is None or amount.magnitude is None:
         return False
     if rate.kind == "money":  # kept per year
-        per_span, written = f"{amount.dimension}/year", rate.magnitude * rate.per / SECONDS_PER_YEAR
+        per_span, written = f"{amount.dimension}/year", written_magnitude(rate)
     else:  # kept per second
         per_span, written = f"{amount.dimension} / [time]", rate.magnitude * rate.per
     return rate.dimension == per_span and _close(written, amount.magnitude)

@@ -11,7 +11,7 @@ from diagnose.text._units import ALIASES, CODES, SECONDS_PER_YEAR, SYMBOLS, WORD
 from diagnose.text.sentences import HAN, KANA, LATIN as _LATIN_LETTERS
 
 from diagnose.text.literals import parse_literal
-from diagnose.text.roles import named_span, per_time, rate_after, rate_before
+from diagnose.text.roles import named_span, per_time, rate_after, rate_before, unit_word
 
 
 # --- a number and what qualifies it: currency, scale, percent, unit, rate -----------------------
@@ -29,6 +29,7 @@ _SCALES = {"thousand": 1e3, "million": 1e6, "millions": 1e6, "billion": 1e9, "bi
            "millionen": 1e6, "milliarde": 1e9, "milliarden": 1e9, "millón": 1e6, "millon": 1e6, "millones": 1e6,
            "milione": 1e6, "milioni": 1e6, "miliardo": 1e9, "miliardi": 1e9, "milhão": 1e6, "milhões": 1e6,
            "bilhão": 1e9, "bilhões": 1e9, "miljoen": 1e6, "miljoenen": 1e6, "miljard": 1e9, "miljarden": 1e9,
+           "mil millones": 1e9, "mil millón": 1e9, "mil millon": 1e9, "mil milhões": 1e9, "mil milhão": 1e9,
            "bn": 1e9, "mio": 1e6, "mrd": 1e9, "tn": 1e12, "k": 1e3, "K": 1e3, "M": 1e6, "m": 1e6, "B": 1e9,
            "万亿": 1e12, "千万": 1e7, "百万": 1e6, "十万": 1e5, "万": 1e4, "萬": 1e4, "亿": 1e8,
            "億": 1e8, "千": 1e3, "兆": 1e12}
@@ -36,15 +37,6 @@ _SCALE_OF = re.compile(r"\s+(?i:de|d['’]|di)\s?")
 #: After a glued "m", a plural noun (or "people") says what is counted in millions: "2.3m users", "5m
 #: tonnes", "1m barrels"; not "a 10m wall", "5m high", "30m across" nor a race's "the 400m hurdles".
 _COUNTED_AFTER_M = re.compile(r"[^\S\n]+(?:people|(?!across\b|hurdles\b)[a-z]{2,}s)\b")
-
-
-def _fold_scale(word: str) -> str:
-    """A scale word as :data:`_SCALES` keys it: "Millionen" and "millionen", "mil millones" as a thousand millions."""
-    if word in _SCALES:
-        return word
-    word = re.sub(r"\s+", " ", word.lower())
-    return {"mil millones": "milliard", "mil millón": "milliard", "mil millon": "milliard",
-            "mil milhões": "milliard", "mil milhão": "milliard"}.get(word, word)
 
 
 _PERCENT = re.compile(
@@ -159,14 +151,13 @@ def read_measure(m: str, lit: re.Match, yen: str) -> Measure | None:
         word = scale["w"] or scale["g"] or scale["c"]
         of = _SCALE_OF.match(m, scale.end()) if scale["w"] else None  # "3 millions d'euros", "2 milioni di euro"
         after = _CUR_AFTER.match(m, of.end() if of else scale.end())
-        if not (after and _currency_code(after, yen)):
-            of = None
+        money_after = bool(after and _currency_code(after, yen))
         # "B" and "m" scale only money ("$4B", "£2.3m") and "m" things counted ("2.3m users"); "5m" alone is
         # five metres
-        if word not in ("B", "m") or meas.currency or of is not None or (after and _currency_code(after, yen)) \
+        if word not in ("B", "m") or meas.currency or money_after \
                 or word == "m" and _COUNTED_AFTER_M.match(m, scale.end()):
-            meas.value *= _SCALES.get(_fold_scale(word), 1.0)
-            meas.end, meas.plain = of.end() if of else scale.end(), False
+            meas.value *= _SCALES.get(word) or _SCALES.get(re.sub(r"\s+", " ", word.lower()), 1.0)
+            meas.end, meas.plain = of.end() if of and money_after else scale.end(), False
             if m.startswith(".", meas.end) and (dotted := _CUR_AFTER.match(m, meas.end + 1)) \
                     and _currency_code(dotted, yen):
                 meas.end += 1  # an abbreviated scale's dot before the currency: "2,5 Mrd. Euro"
@@ -246,14 +237,12 @@ def _money_rate(m: str, meas: Measure) -> None:
     if unit is not None and unit.dimension == "[time]":
         meas.rate, meas.rate_factor = "year", SECONDS_PER_YEAR / unit.factor
     elif (per.group().strip()[:1] in "/p") and word.isascii() and len(word) > 1:
-        word = word.lower()
-        meas.rate = word[:-1] if len(word) > 3 and word.endswith("s") else word
+        meas.rate = unit_word(word)
         then = _PER.match(m, per.end()) or _AND_PER.match(m, per.end())
         span = resolve_unit(then["w"]) if then else None
         if span is not None and span.dimension == "[time]":  # "$12 per user per month", "€8 par utilisateur et par mois"
             meas.rate, meas.rate_factor = f"{meas.rate}/year", SECONDS_PER_YEAR / span.factor
-            meas.end = then.end()
-            return
+            per = then  # the rate ends after its span
     else:
         return
     meas.end = per.end()

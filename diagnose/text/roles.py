@@ -24,7 +24,7 @@ from diagnose.text.sentences import FUNCTION_WORDS, LATIN, fold
 from diagnose.text.value_types import Value
 
 __all__ = ["as_rate", "asked_rate", "asks_count", "counted_things", "counted_word", "counts", "listed_things", "named_span",
-           "named_unit", "names_word", "per_time", "rate_after", "rate_before"]
+           "named_unit", "names_word", "per_time", "rate_after", "rate_before", "unit_word"]
 
 _ADVERBS = {"daily": "day", "hourly": "hour", "weekly": "week", "monthly": "month", "yearly": "year",
             "annually": "year", "annual": "year", "quotidien": "day", "quotidienne": "day", "quotidiens": "day",
@@ -137,12 +137,17 @@ _PER_UNIT = re.compile(r"(?:\b(?i:per|par|por|pro)\s+|/\s?)([A-Za-z]+)\b")
 
 def named_unit(label: str) -> str | None:
     """The unit that is no span of time a table's ``label`` says its prices are per ("Price *per
-    user* per month", "€ / *seat*"), singular and lower-case; None when it names none."""
+    user* per month", "€ / *seat*"), as :func:`unit_word` writes it; None when it names none."""
     for m in _PER_UNIT.finditer(label):
-        word = m[1].lower()
-        if _time(word) is None:
-            return word[:-1] if len(word) > 3 and word.endswith("s") else word
+        if _time(m[1]) is None:
+            return unit_word(m[1])
     return None
+
+
+def unit_word(word: str) -> str:
+    """A unit a price is per, as its key writes it: lower-case, singular ("Users" → "user")."""
+    word = word.lower()
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
 
 
 def as_rate(v: Value, span: Unit) -> Value:
