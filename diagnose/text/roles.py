@@ -23,7 +23,7 @@ from diagnose.text.literals import format_number
 from diagnose.text.sentences import FUNCTION_WORDS, LATIN, fold
 from diagnose.text.value_types import Value
 
-__all__ = ["as_rate", "asked_rate", "asks_count", "counted_things", "counted_word", "counts", "listed_things", "named_span",
+__all__ = ["as_rate", "asked_rate", "asks_count", "counted_things", "counted_word", "counts", "is_whole", "listed_things", "named_span",
            "named_unit", "names_word", "per_time", "rate_after", "rate_before", "unit_word"]
 
 _ADVERBS = {"daily": "day", "hourly": "hour", "weekly": "week", "monthly": "month", "yearly": "year",
@@ -211,10 +211,19 @@ def counted_things(question: str) -> list[str]:
 _COUNTED = re.compile(rf"[\s-]?(?:(?P<latin>[{LATIN}]{{3,}})|(?:[个個项項つ]の?|の)?(?P<cjk>[\u4e00-\u9fff\u30a0-\u30ff]{{2}}))")
 
 
+_PART_OF = r"(?i:(?:out\s+)?of(?:\s+the|\s+its|\s+their)?|sur|des|de\s+l[oa]s|von|der|dei|degli|delle|van\s+de)"
+"""Between a part and its whole ("157 *of the* 338 seats", "12 *out of* 40 members", « 157 *sur* 338
+sièges », "157 *der* 338 Sitze")."""
+_OF_WHOLE = re.compile(rf"\s+{_PART_OF}\s+\d[\d,.\u202f ]*(?=\D)")
+_WHOLE_AFTER_PART = re.compile(rf"\d\s+{_PART_OF}\s+$")
+
+
 def counted_word(text: str, end: int) -> str:
     """The noun right after a bare number ending at ``end`` ("five-*step*", "two *steps*",
-    "五个*步骤*", "5つの*ステップ*"), folded; "" when none follows."""
-    m = _COUNTED.match(text, end)
+    "五个*步骤*", "5つの*ステップ*"), or after the whole it is a part of ("157 of the 338 *seats*"),
+    folded; "" when none follows."""
+    whole = _OF_WHOLE.match(text, end)
+    m = _COUNTED.match(text, whole.end() if whole else end)
     if m is None:
         return ""
     return fold(m["latin"]) if m["latin"] else m["cjk"]
@@ -250,4 +259,12 @@ def names_word(tokens: list[str], word: str) -> bool:
 def counts(v: Value, text: str, counted: list[str]) -> bool:
     """Whether ``v`` (in ``text``) is a bare number of the things the question asks to count
     (``counted``, :func:`counted_things`): "killed about 12,000 *people*"."""
-    return v.kind == "number" and names_word(counted, counted_word(text, v.end))
+    return (v.kind == "number" and names_word(counted, counted_word(text, v.end))
+            and not is_whole(text, v))
+
+
+def is_whole(text: str, v: Value) -> bool:
+    """Whether ``v`` is the whole that a number before it is a part of ("157 of *the 338* seats"):
+    a total, which answers a count only when the question asks for one."""
+    return _WHOLE_AFTER_PART.search(text, max(0, v.start - 30), v.start) is not None
+

@@ -118,8 +118,19 @@ def content_tokens(text: str) -> list[str]:
             piece = ""
     for word in _LATIN_WORD.findall(_CJK_CHAR.sub(" ", folded)):
         if word not in FUNCTION_WORDS and not word.isdigit():
-            out.append(word[:5])
+            out.append(MEASURE_ADJECTIVES.get(word, word[:5]))
     return list(dict.fromkeys(out))
+
+
+MEASURE_ADJECTIVES = {
+    **dict.fromkeys(("high", "tall"), "heigh"), "long": "lengt", "deep": "depth",
+    **dict.fromkeys(("wide", "broad"), "width"), "heavy": "weigh",
+    **dict.fromkeys(("haut", "hauts", "haute", "hautes"), "haute"),
+    **dict.fromkeys(("longs", "longue", "longues", "longueur", "longueurs"), "lengt"),
+    "hoch": "hohe", "lang": "lange", "tief": "tiefe", **dict.fromkeys(("alto", "alta"), "altur"),
+}
+"""The adjective a measure is stated with, as the stem of its noun ("324 m *high*" answers "the
+*height*", « 12 m *haut* » « la *hauteur* », "8 m *tief*" "die *Tiefe*")."""
 
 
 def overlap(question_tokens: list[str], text: str) -> float:

@@ -295,6 +295,24 @@ def test_a_number_that_counts_what_the_question_asks_to_count_beats_another_numb
     assert [a.span for a in found] == ["900", "1,400"] and disagree(found[0], found[1])
 
 
+def test_a_part_counts_the_things_asked_for_and_its_whole_does_not():
+    from diagnose.text.roles import counted_things
+    question = "How many seats did the Green party win?"
+    claims = [[_claim(0, "The Greens won 41 of the 120 seats in the assembly.")],
+              [_claim(1, "The Green party took 38 out of 120 seats.")]]
+    found = value_answers(claims, None, content_tokens(question), 0.2, 0.05, window=200,
+                          dimensions=asked_dimensions(question), counted=counted_things(question))
+    assert [a.span for a in found] == ["41", "38"] and disagree(found[0], found[1])
+
+
+def test_a_measure_stated_by_its_adjective_answers_the_question_of_its_noun():
+    question = "What is the height of the Marrow Hill mast?"
+    claims = [[_claim(0, "Standing 212 m high, it was finished in 1971.")]]
+    found = value_answers(claims, None, content_tokens(question), 0.2, 0.05, window=20,
+                          dimensions=asked_dimensions(question))
+    assert [a.span for a in found] == ["212 m"]
+
+
 def test_a_count_of_people_answers_a_population_question_without_its_words_beside_it():
     from diagnose.text.questions import predicate_text
     from diagnose.text.roles import counted_things

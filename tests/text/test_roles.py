@@ -5,7 +5,7 @@ import pytest
 from diagnose.text.compare import same_value
 from diagnose.text.questions import COUNT, PER_TIME, asked_dimensions
 from diagnose.text.roles import (
-    as_rate, asks_count, counted_things, counted_word, listed_things, named_span, names_word,
+    as_rate, asks_count, counted_things, counted_word, counts, is_whole, listed_things, named_span, names_word,
 )
 from diagnose.text.sentences import content_tokens
 from diagnose.text.values import extract_values
@@ -68,6 +68,19 @@ def test_a_count_of_the_asked_things_is_read_in_any_wording():
     assert names_word(content_tokens("续订徽章的步骤是什么？"), counted_word("共五个步骤", 2))
     assert asks_count("How many steps are there?") and asks_count("Combien d'étapes ?") and asks_count("有几个步骤？")
     assert not asks_count("What are the steps to renew a badge?")
+
+
+@pytest.mark.parametrize("text, part, whole", [
+    ("The Greens won 41 of the 120 seats.", "41", "120"),
+    ("She finished 12 out of 40 races.", "12", "40"),
+    ("Les Verts ont obtenu 41 sur 120 sièges.", "41", "120"),
+    ("Die Grünen gewannen 41 der 120 Sitze.", "41", "120"),
+])
+def test_a_part_counts_the_noun_after_its_whole_and_the_whole_is_no_count(text, part, whole):
+    counted = [content_tokens(text.split()[-1])[0]]
+    values = {v.span: v for v in extract_values(text)}
+    assert counts(values[part], text, counted) and not counts(values[whole], text, counted)
+    assert is_whole(text, values[whole]) and not is_whole(text, values[part])
 
 
 @pytest.mark.parametrize("question, counted", [

@@ -28,7 +28,8 @@ def test_content_tokens_drop_grammar_and_stem_words():
 def test_overlap_is_the_share_of_question_tokens_present():
     q = content_tokens("How heavy is the packed tent?")
     assert overlap(q, "The packed tent is heavy: 2 kg.") == 1.0
-    assert overlap(q, "The tent weighs 2 kg.") == 1 / 3
+    assert overlap(q, "The tent weighs 2 kg.") == 2 / 3  # "heavy" meets "weighs"
+    assert overlap(q, "The tent is green.") == 1 / 3
     assert overlap(q, "Shipping is free.") == 0.0
     assert overlap([], "anything") == 0.0
 
@@ -36,3 +37,10 @@ def test_overlap_is_the_share_of_question_tokens_present():
 def test_cjk_share():
     assert cjk_share("年假 5 天") == 0.75
     assert cjk_share("") == 0.0
+
+
+def test_a_measure_adjective_meets_its_noun():
+    for question, text in [("the height", "324 m high"), ("the height", "a tall mast"), ("la hauteur", "12 m haut"),
+                           ("the length", "5 km long"), ("la longueur", "une piste longue"), ("Tiefe", "8 m tief")]:
+        assert overlap(content_tokens(question), text) == 1.0
+    assert overlap(content_tokens("the height"), "the length") == 0.0
