@@ -357,7 +357,8 @@ def edited_answers(copies: "list[PairEvidence]", found: list[DocAnswer | None]) 
 def name_answers(claims: list[list[Claim]], question: str, min_strength: float,
                  predicate: list[str] = ()) -> list[DocAnswer | None]:
     """The name each document answers with: of the proper names (:mod:`diagnose.text.names`)
-    its claims state that are not merely the question's own words, the one with the most
+    its claims state that are not merely the question's own words nor hold a name the question
+    states (its subject written in full), the one with the most
     weight, a name's weight being the relevance of the claims that state it times the
     number of documents whose claims state it (None where its claims name nothing new).
 
@@ -365,6 +366,7 @@ def name_answers(claims: list[list[Claim]], question: str, min_strength: float,
     recurs across the documents that give it, which a page's incidental names do not. A lone word
     that opens a sentence counts as a name when a claim writes it capitalised mid-sentence."""
     asked = set(content_tokens(question))
+    subjects = [set(content_tokens(name)) for name, _ in proper_names(question)]
     known = frozenset(fold(name) for doc in claims for c in doc for name, _ in proper_names(c.sentence.text)
                       if " " not in name)
     weights: list[dict[str, float]] = []
@@ -379,8 +381,9 @@ def name_answers(claims: list[list[Claim]], question: str, min_strength: float,
             text = c.sentence.text
             for name, start in proper_names(text, known):
                 tokens = content_tokens(name)
-                if not tokens or all(t in asked for t in tokens) or _is_value(name, start, c):
-                    continue
+                if (not tokens or all(t in asked for t in tokens) or _is_value(name, start, c)
+                        or any(subject and subject <= set(tokens) for subject in subjects)):
+                    continue  # the question's own words or name, maybe in full ("Marie Skłodowska Curie")
                 key = NAME_PREFIX + name_key(name)
                 weight[key] += c.score
                 first.setdefault(key, (name, c, start))

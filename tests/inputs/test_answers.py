@@ -107,6 +107,14 @@ def test_a_name_that_opens_its_sentence_answers_before_the_names_after_it():
     assert [a.span for a in found] == ["Norvik", "Caldera", "Norvik"]
 
 
+def test_the_subject_written_in_full_is_no_answer():
+    question = "Where was Ilse Marten born?"
+    claims = [[_claim(0, "Ilse Katharina Marten was born in 1901 in Graz.")],
+              [_claim(1, "Marten, born in Linz, moved to Vienna in 1920.")]]
+    predicate = content_tokens("Where was born?")
+    assert [a.span for a in name_answers(claims, question, 0.2, predicate)] == ["Graz", "Linz"]
+
+
 def test_the_name_beside_the_question_words_answers_over_one_more_documents_state():
     question = "Where was the composer Ilse Marten born?"
     claims = [[_claim(0, "Ilse Marten was born in Graz and studied composition in Leipzig.")],
