@@ -62,8 +62,8 @@ _ARCHIVED = re.compile(r"""
   | \b(?:ancienne\ version|version\ (?:précédente|antérieure))\b
   | (?:已|被)?(?:废止|作废|失效|归档|过时)|不再(?:适用|有效|生效|执行|使用)|旧(?:规定|政策|版本|制度)
   | 廃止|失効|アーカイブ|旧版|効力を失|最新(?:版)?ではありません
-  | \b(?:was|were|has\ been|have\ been)\ replaced\b|\breplaced\ (?=on|in|as\ of|effective|from)\b
-  | \b(?:a|ont)\ été\ remplacée?s?(?!\w)|\bremplacée?s?\ (?=le|en|au|depuis|à\ compter|à\ partir)\b
+  | \b(?:was|were|has\ been|have\ been)\ replaced\b|\breplaced\ (?=on|in|as\ of|effective|from)\b|(?<=,\ )replaced(?=\s*[)\]）])
+  | \b(?:a|ont)\ été\ remplacée?s?(?!\w)|\bremplacée?s?\ (?=le|en|au|depuis|à\ compter|à\ partir)\b|(?<=,\ )remplacée?s?(?=\s*[)\]）])
   | 已(?:经)?无效|(?:現在は|すでに|既に)無効|無効(?:と|に)なりました
 """, _I)
 _SUCCESSOR = (
@@ -126,7 +126,7 @@ _BRACKETS = ("[]", "()", "【】", "（）", "«»", "「」", "『』", "〔〕
 _TRAILING_LINK = re.compile(r"""\s+(?:on|as\ of|effective|from|since|and|which|with\ effect|le|du|depuis|à\ compter|à\ partir
                             |dès|et|qui|en\ date)\b.*$""", _I | re.S)
 _FIRST_LINE_MAX = 100
-_NOTE_END = re.compile(r"[^\S\n]*(?:[.!?。！？;；]|\n|$)")
+_NOTE_END = re.compile(r"[^\S\n]*(?:[.!?。！？;；:：]|\n|$)")
 
 
 def read_standing(text: str) -> TextStanding:
@@ -172,8 +172,9 @@ def _banner(text: str, sentence: str, start: int, end: int) -> bool:
 
 
 def _opens_bracketed_clause(text: str, start: int) -> bool:
-    """Whether ``start`` opens a clause of a bracketed note that ends its sentence: "… 150 euros a
-    night (2022 policy, superseded on 1 January 2026)." (not "the valve (replaced in March) must…")."""
+    """Whether ``start`` opens a clause of a bracketed note that ends its sentence or heading: "… 150
+    euros a night (2022 policy, superseded on 1 January 2026).", "Old rules (2022, superseded): …" (not
+    "the valve (replaced in March) must…")."""
     for o, c in _BRACKETS:
         opened, closed = text.rfind(o, 0, start), text.find(c, start)
         if opened < 0 or closed < 0 or text.rfind(c, opened, start) >= 0 \

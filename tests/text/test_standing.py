@@ -184,6 +184,9 @@ def test_a_rule_that_a_value_may_be_raised_replaces_nothing():
     "Ce formulaire a été remplacé en janvier 2025. Joignez deux justificatifs.",
     "本通知已无效。报销须在30天内提交。",
     "この手順書は現在は無効です。申請は5営業日以内に行ってください。",
+    "Locker rules (2019, superseded): lockers are cleared every Friday.",
+    "Règlement des casiers (2019, remplacé) : les casiers sont vidés le vendredi.",
+    "Locker rules (2019 edition, replaced): lockers are cleared every Friday.",
 ])
 def test_a_note_or_a_sentence_that_says_the_document_was_replaced_reads_archived(text):
     assert read_standing(text).authority == "archived"
@@ -194,6 +197,8 @@ def test_a_note_or_a_sentence_that_says_the_document_was_replaced_reads_archived
     "Our lobby doors were replaced in 2024 and open at 7 am.",
     "本优惠券逾期无效。",
     "Members may bring two guests a month (ask the desk, which keeps the old list).",
+    "The pump (replaced) must be checked weekly.",
+    "Le filtre (remplacé) doit être vérifié chaque semaine.",
 ])
 def test_a_replaced_part_or_a_conditional_void_says_nothing_of_the_document(text):
     assert read_standing(text).authority is None
