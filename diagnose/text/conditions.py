@@ -6,9 +6,9 @@
 *maximum* daily dose", "*how old*"), where it is the answer.
 
 A bound stated as a limit ("shall *not exceed* $2M", "*no more than* 4 g", "*不得超过*") is no
-condition: it states the limit itself. A condition still answers when nothing else in its
-document does: "more than 300 people died" answers "how many died". Callers weigh it down,
-they do not drop it.
+condition: it states the limit itself. A bound that hedges a
+stated figure ("*at least* 4,100 people died", "the toll was *more than* 300") is no condition
+either: it opens its clause or follows a verb of being, where a condition follows the noun it limits.
 
 Grammar words of each supported language (English, French, Chinese, Japanese), no topic words.
 """
@@ -36,7 +36,7 @@ _BOUND_AFTER = re.compile(
 )
 _AGE_BEFORE = re.compile(r"\b(?:aged?|ages|age\ of|âgée?s?\ de|âge\ de)\s*$|(?:年龄|年齢)\s*$", re.IGNORECASE | re.VERBOSE)
 _AGE_AFTER = re.compile(
-    r"^(?:\s*|-)(?:(?:years?[\s-])?olds?\b|years?\s+of\s+age\b|岁|歳|才)", re.IGNORECASE
+    r"^(?:\s*|-)(?:(?:years?[\s-])?olds?\b|(?:years?\s+)?of\s+age\b|岁|歳|才)", re.IGNORECASE
 )
 _ASKS_BOUND = re.compile(
     r"\b(?:max(?:imum|imal|imale)?|min(?:imum|imal|imale)?|limit(?:s|ation)?|limite|caps?|ceiling|threshold|"
@@ -47,6 +47,17 @@ _ASKS_BOUND = re.compile(
 )
 _ASKS_AGE = re.compile(r"\bhow\s+old\b|\bages?\b|\bâge\b|几岁|多大|年龄|年齢|何歳|何才", re.IGNORECASE)
 _BEFORE_CHARS = 24
+_ESTIMATE_BEFORE = re.compile(
+    r"(?:^|[,;—–]|\b(?:that|is|was|were|are|been|being|reached|hit|took|saw|had|has|have|rose\ to|fell\ to"
+    r"|est|était|sont|étaient|a|ont|compte|comptait|atteint))\s*$",
+    re.IGNORECASE | re.VERBOSE,
+)
+"""What may stand right before a bound that hedges the answer rather than sets a condition: the
+clause's opening or a verb of being or having ("*At least* 4,100 died", "the toll *was* over 50", « on
+*compte* plus de 40 morts »), not a noun ("orders over $50", "children under 12"). Not any verb: a
+participle after a noun sets a condition ("orders *placed* at least 14 days before")."""
+_TIMING_AFTER = re.compile(r"\s*(?:before|after|prior|in\ advance|ahead|avant|après|à\ l['’]avance)\b", re.IGNORECASE)
+"""After a span of time, the words that make it a timing rule ("at least 1 hour *before* meals")."""
 
 
 def is_condition(text: str, v: Value) -> bool:
@@ -58,6 +69,9 @@ def is_condition(text: str, v: Value) -> bool:
     bound = _BOUND_BEFORE.search(before)
     if bound is not None and _NEGATED.search(before[:bound.start()]):
         bound = None  # "shall not exceed $2,000,000", "不得超过": a limit stated, the answer to "what is the cap"
+    if (bound is not None and bound.group().isascii() and not _TIMING_AFTER.match(after)
+            and _ESTIMATE_BEFORE.search(text, 0, v.start - len(before) + bound.start())):
+        bound = None  # "at least 4,100 people died", "the toll was over 50": the answer, hedged
     return bool(bound or _BOUND_AFTER.match(after) or _AGE_BEFORE.search(before) or _AGE_AFTER.match(after))
 
 

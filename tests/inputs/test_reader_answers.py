@@ -93,6 +93,12 @@ def test_a_value_its_document_states_only_as_a_condition_is_no_answer_unless_a_b
     assert None not in _keys(("$2,000,000", None), ("$1M", None), texts=limit, question="What is the liability?")
 
 
+def test_a_figure_hedged_by_a_bound_is_an_answer():
+    texts = ["At least 212 people died in the floods.", "The floods killed 180 people, officials said."]
+    keys = _keys(("212", None), ("180", None), texts=texts, question="How many people died in the floods?")
+    assert None not in keys and keys[0] != keys[1]
+
+
 def test_a_bare_number_is_not_a_quantity_in_other_units():
     texts = ["Sessions end after 1800 idle clicks.", "Sessions end after 30 minutes."]
     keys = _keys(("1800", None), ("30 minutes", None), texts=texts)  # 30 minutes is 1800 s

@@ -20,6 +20,10 @@ def _value(text: str, span: str):
     ("Les commandes de plus de 50 € sont livrées gratuitement.", "50 €"),
     ("单笔订单超过500元免运费。", "500元"),
     ("3,000円以上のご注文は送料無料です。", "3,000円"),
+    ("Take it on an empty stomach, at least 1 hour before meals.", "1 hour"),
+    ("Refunds cover bookings made at least 14 days before arrival.", "14 days"),
+    ("Of the residents, 9% are under 5 years of age.", "5 years"),
+    ("满1年不满10年的，年假5天。", "1年"),
 ])
 def test_a_bound_or_an_age_is_a_condition(text, span):
     assert is_condition(text, _value(text, span))
@@ -34,6 +38,10 @@ def test_a_bound_or_an_age_is_a_condition(text, span):
     ("Liability shall not exceed $2,000,000 per occurrence.", "$2,000,000 per occurrence"),  # a limit stated
     ("Take no more than 4 g in 24 hours.", "4 g in 24 hours"),
     ("每日剂量不得超过4克。", "4克"),
+    ("At least 212 people died in the floods.", "212"),
+    ("By Sunday, more than 3,400 homes had been flooded.", "3,400"),
+    ("The final toll was over 90.", "90"),
+    ("On compte plus de 40 blessés.", "40"),
 ])
 def test_a_value_stated_as_such_is_no_condition(text, span):
     assert not is_condition(text, _value(text, span))
