@@ -58,11 +58,13 @@ class Conflict(msgspec.Struct, kw_only=True):
     features: dict[str, float] = {}
     """Extension: what the score was computed from (``diagnose.inputs.conflict.FEATURES``)."""
     threshold: float | None = None
-    """Extension: the probability at or above which ``detected`` is true (the calibration's operating point)."""
+    """Extension: the probability at or above which ``detected`` is true (the calibration's operating point);
+    a pair of ``kind: "outdated"`` makes it true at any probability."""
     probability: float = 0.0
     """Calibrated 0..1 probability that the documents support two or more answers (equal to ``score``)."""
     state: Literal["conflict", "unsure", "none"] = "none"
-    """``conflict`` at the operating point (``detected``), ``unsure`` between it and the unsure cut, else ``none``."""
+    """``conflict`` at the operating point or with an ``outdated`` pair (``detected``), ``unsure`` between
+    the operating point and the unsure cut, else ``none``."""
 
 
 class AnswerValue(msgspec.Struct, kw_only=True):

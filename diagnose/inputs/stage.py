@@ -14,7 +14,8 @@ Steps, in order:
    documents whose claims contradict never together, embeddings decide only
    for documents without an answer; of the centers that rest on one document
    whose answer nothing backs, only the strongest stays (the others are noise);
-6. quote the evidence between centers and score the conflict;
+6. quote the evidence between centers and score the conflict (a superseded center beside the
+   current one it disagrees with is a conflict at any score);
 7. fill the per-document view and the prompt layout facts.
 """
 
@@ -138,6 +139,10 @@ def analyze_inputs(
         stance=("assessed" if comparisons or decides else "not_assessed") if yes_no else None,
     )
     mark_standing(report, read_documents(case.documents, readings), members, lambda i, j: disagree(found[i], found[j]))
+    if any(p.kind == "outdated" for p in conflict.pairs):
+        # A superseded value stated beside the current one is a conflict however sure the score is:
+        # the model can follow either, and the fix (drop or mark the old page) is certain.
+        conflict.detected, conflict.state = True, "conflict"
     if members:  # whether it is lost in the middle is decided once the prompt's tokens are counted
         report.strongest_center_position = layout.center_position(prompt, texts, members[0], count_tokens)
     return InputAnalysis(report, emb, qvec, center_answers, projection, claim_emb)

@@ -52,3 +52,21 @@ def test_the_documents_own_fields_decide_before_their_text(real_embedder):
 def test_agreeing_documents_have_no_standing(real_embedder):
     report = _report(real_embedder, Document(id="d0", text=CURRENT), Document(id="d1", text=AGREES))
     assert _standing(report) == {"d0": None, "d1": None}
+
+
+def test_a_superseded_center_is_a_conflict_at_any_score(real_embedder):
+    from dataclasses import replace
+
+    from diagnose.inputs.calibration import ConflictCalibration
+
+    settings = InputSettings()
+    sure = ConflictCalibration(weights=(("bias", 0.0),), conflict_at=0.99, unsure_at=0.9)  # p = 0.5 everywhere
+    case = Case(id="made-up-policy", question=QUESTION,
+                documents=[Document(id="d0", text=CURRENT), Document(id="d1", text=OLD)])
+    report = analyze_inputs(case, real_embedder, replace(settings, conflict_calibration=sure)).report
+    assert report.conflict.probability == 0.5
+    assert report.conflict.detected and report.conflict.state == "conflict"
+    agreeing = Case(id="made-up-agreeing", question=QUESTION,
+                    documents=[Document(id="d0", text=CURRENT), Document(id="d1", text=AGREES)])
+    report = analyze_inputs(agreeing, real_embedder, replace(settings, conflict_calibration=sure)).report
+    assert not report.conflict.detected and report.conflict.state == "none"
