@@ -48,7 +48,7 @@ _ASKS_BOUND = re.compile(
 _ASKS_AGE = re.compile(r"\bhow\s+old\b|\bages?\b|\bâge\b|几岁|多大|年龄|年齢|何歳|何才", re.IGNORECASE)
 _BEFORE_CHARS = 24
 _ESTIMATE_BEFORE = re.compile(
-    r"(?:^|[,;—–]|\b(?:that|is|was|were|are|been|being|reached|hit|took|saw|had|has|have|rose\ to|fell\ to"
+    r"(?:^|[.!?\n,;—–]|\b(?:that|is|was|were|are|been|being|reached|hit|took|saw|had|has|have|rose\ to|fell\ to"
     r"|est|était|sont|étaient|a|ont|compte|comptait|atteint))\s*$",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -56,6 +56,9 @@ _ESTIMATE_BEFORE = re.compile(
 clause's opening or a verb of being or having ("*At least* 4,100 died", "the toll *was* over 50", « on
 *compte* plus de 40 morts »), not a noun ("orders over $50", "children under 12"). Not any verb: a
 participle after a noun sets a condition ("orders *placed* at least 14 days before")."""
+_GROUP = re.compile(r"\b(?:under|below)\b", re.IGNORECASE)
+"""Bounds that name a group rather than hedge a figure, even opening a sentence ("Under 12 travel
+free"; so does a plural figure: "Over 65s pay half")."""
 _TIMING_AFTER = re.compile(r"\s*(?:before|after|prior|in\ advance|ahead|avant|après|à\ l['’]avance)\b", re.IGNORECASE)
 """After a span of time, the words that make it a timing rule ("at least 1 hour *before* meals")."""
 
@@ -70,6 +73,7 @@ def is_condition(text: str, v: Value) -> bool:
     if bound is not None and _NEGATED.search(before[:bound.start()]):
         bound = None  # "shall not exceed $2,000,000", "不得超过": a limit stated, the answer to "what is the cap"
     if (bound is not None and bound.group().isascii() and not _TIMING_AFTER.match(after)
+            and not _GROUP.search(bound.group()) and not v.span.endswith("s")
             and _ESTIMATE_BEFORE.search(text, 0, v.start - len(before) + bound.start())):
         bound = None  # "at least 4,100 people died", "the toll was over 50": the answer, hedged
     return bool(bound or _BOUND_AFTER.match(after) or _AGE_BEFORE.search(before) or _AGE_AFTER.match(after))

@@ -24,6 +24,8 @@ def _value(text: str, span: str):
     ("Refunds cover bookings made at least 14 days before arrival.", "14 days"),
     ("Of the residents, 9% are under 5 years of age.", "5 years"),
     ("满1年不满10年的，年假5天。", "1年"),
+    ("Fares are listed below. Under 12 travel free.", "12"),
+    ("Fares are listed below. Over 65s pay half.", "65s"),
 ])
 def test_a_bound_or_an_age_is_a_condition(text, span):
     assert is_condition(text, _value(text, span))
@@ -39,6 +41,7 @@ def test_a_bound_or_an_age_is_a_condition(text, span):
     ("Take no more than 4 g in 24 hours.", "4 g in 24 hours"),
     ("每日剂量不得超过4克。", "4克"),
     ("At least 212 people died in the floods.", "212"),
+    ("The river rose overnight. More than 90 homes were flooded.", "90"),
     ("By Sunday, more than 3,400 homes had been flooded.", "3,400"),
     ("The final toll was over 90.", "90"),
     ("On compte plus de 40 blessés.", "40"),
