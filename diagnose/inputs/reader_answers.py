@@ -119,8 +119,24 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
             continue
         v = _shared_value(values, group, i, counted)
         claim = _quoted_claim(i, texts[i], in_texts[i], claims[i], answer, v, bound_asked)
-        out.append(DocAnswer(f"{READER_PREFIX}{group[i]}", v.span if v else answer, claim, v, 1.0))
+        out.append(DocAnswer(f"{READER_PREFIX}{group[i]}", v.span if v else _answer_part(answer, asked), claim, v, 1.0))
     return out
+
+
+def _answer_part(answer: str, asked: set[str]) -> str:
+    """A free-text answer without the words it repeats from the question (``asked``: its content
+    tokens) at either end, so that it labels its center by what it answers: "Alexander Fleming" of
+    "Alexander Fleming discovered penicillin", "Warsaw, then part of the Russian Empire" of "Marie
+    Curie was born in Warsaw, then part of the Russian Empire" (the whole answer when nothing is left)."""
+    words = answer.split()
+    repeats = lambda w: not (tokens := content_tokens(w)) or set(tokens) <= asked  # noqa: E731
+    start, end = 0, len(words)
+    while start < end and repeats(words[start]):
+        start += 1
+    while end > start and repeats(words[end - 1]):
+        end -= 1
+    part = " ".join(words[start:end]).strip(" ,;:.")
+    return part or answer
 
 
 def _shared_value(values: list[list[Value]], group: list[int], i: int, counted: bool) -> Value | None:

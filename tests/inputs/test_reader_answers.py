@@ -99,6 +99,15 @@ def test_a_figure_hedged_by_a_bound_is_an_answer():
     assert None not in keys and keys[0] != keys[1]
 
 
+def test_a_sentence_answer_is_labelled_by_what_it_adds_to_the_question():
+    question = "Who designed the Harrow Vale footbridge?"
+    answers = ["Ilse Marten designed the Harrow Vale footbridge.", "The footbridge was designed by Tomas Brandt"]
+    texts = ["Ilse Marten designed the footbridge in 1931.", "The footbridge was designed by Tomas Brandt."]
+    found = reader_answers([DocumentReading(a, None, 10) for a in answers], [[], []], WordEmbedder(), False,
+                           InputSettings(), texts, question)
+    assert [f.span for f in found] == ["Ilse Marten", "Tomas Brandt"]
+
+
 def test_a_bare_number_is_not_a_quantity_in_other_units():
     texts = ["Sessions end after 1800 idle clicks.", "Sessions end after 30 minutes."]
     keys = _keys(("1800", None), ("30 minutes", None), texts=texts)  # 30 minutes is 1800 s
