@@ -112,14 +112,13 @@ def _inside(text: str, span: str, ranges: list[tuple[int, int]]) -> bool:
 
 
 FEATURES: tuple[str, ...] = (
-    "value_split", "stance_split", "minority_share", "copy_mismatch", "camp_gap", "vote_gap", "spread",
+    "value_split", "stance_split", "copy_mismatch", "camp_gap", "vote_gap", "spread",
     "extra_centers", "center_gap", "read_split", "pair_split", "echo", "static_conflict", "yes_gap",
 )
 """What the conflict score reads, each in 0..1:
 
 - ``value_split``: two centers state contradicting typed values (the weaker side's claim strength);
 - ``stance_split``: two camps of a yes/no question (the weaker camp's vote strength);
-- ``minority_share``: the smaller of the two largest contradicting centers' share of their documents;
 - ``copy_mismatch``: near-copies in different centers differ in a claimed value (an edited copy);
 - ``camp_gap``: yes/no camps: mean cosine within the camps minus across them;
 - ``vote_gap``: yes/no camps: how far apart the camps' mean stance votes are;
@@ -139,11 +138,15 @@ FEATURES: tuple[str, ...] = (
   center, the share whose text also states the largest center's value (0 otherwise);
 - ``static_conflict``: a reader that decides: the static tier's own conflict probability on the
   case (the text rules' verdict as one signal beside the reader's answers; 0 otherwise).
+
+No feature counts documents: how many documents each side has moves with how many were retrieved,
+not with whether they disagree (a share of documents on the weaker side was one, and it ranked a
+one-against-one pair above a two-against-one conflict).
 """
 
 
 STANCE_FEATURES: frozenset[str] = frozenset({
-    "stance_split", "minority_share", "camp_gap", "vote_gap", "extra_centers", "read_split", "pair_split",
+    "stance_split", "camp_gap", "vote_gap", "extra_centers", "read_split", "pair_split",
     "yes_gap",
 })
 """For a yes/no question, the features that come from the documents' stances (their camps and

@@ -327,7 +327,7 @@ def _conflict(texts, ids, emb, members, found, copies, yes_no, readings, compari
     that decides), the stance features are left out of the verdict (:func:`cf.without_stance`).
     A reader that decides has a calibration of its own (``settings.reader_calibration``)."""
     pairs: list[ConflictPair] = []
-    split, share = 0.0, 0.0
+    split = 0.0
     copy_pairs = {(p.a, p.b): p for p in copies}
     for x in range(len(members)):
         for y in range(x + 1, len(members)):
@@ -337,11 +337,10 @@ def _conflict(texts, ids, emb, members, found, copies, yes_no, readings, compari
                 side = min(max(found[i].strength for i in members[x] if found[i] and found[i].key),
                            max(found[j].strength for j in members[y] if found[j] and found[j].key))
                 split = max(split, float(np.clip(side, 0.0, 1.0)))
-                share = max(share, min(len(members[x]), len(members[y])) / (len(members[x]) + len(members[y])))
             pair = _evidence(texts, ids, emb, cross, clash, found, copy_pairs, yes_no, settings)
             if pair is not None:
                 pairs.append(pair)
-    features = _features(emb, members, found, copies, yes_no, readings, split, share, settings)
+    features = _features(emb, members, found, copies, yes_no, readings, split, settings)
     features["echo"] = _echo(texts, members, found) if decides and not yes_no else 0.0
     features["pair_split"] = pair_split(comparisons) if comparisons else 0.0
     features["static_conflict"] = static_conflict
@@ -355,7 +354,7 @@ def _conflict(texts, ids, emb, members, found, copies, yes_no, readings, compari
                     threshold=calibration.cuts(yes_no)[0])
 
 
-def _features(emb, members, found, copies, yes_no, readings, split, share, settings) -> dict[str, float]:
+def _features(emb, members, found, copies, yes_no, readings, split, settings) -> dict[str, float]:
     """The conflict score's inputs (:data:`diagnose.inputs.conflict.FEATURES`)."""
     live = [i for m in members for i in m]
     center_of = {i: k for k, m in enumerate(members) for i in m}
@@ -391,7 +390,6 @@ def _features(emb, members, found, copies, yes_no, readings, split, share, setti
     return {
         "value_split": 0.0 if yes_no else split,
         "stance_split": split if yes_no else 0.0,
-        "minority_share": share,
         "copy_mismatch": 1.0 if apart else 0.0,
         "camp_gap": float(np.clip(camp_gap * 10.0, -1.0, 1.0)),
         "vote_gap": float(np.clip(vote_gap, 0.0, 1.0)),
