@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from diagnose.inputs.reading import DocumentReading
     from diagnose.inputs.settings import InputSettings
 
-__all__ = ["READER_PREFIX", "found_nothing", "reader_answers"]
+__all__ = ["READER_PREFIX", "found_nothing", "reader_answers", "states_any"]
 
 READER_PREFIX = "reader:"
 
@@ -286,6 +286,12 @@ def _year(w: Value) -> str | None:
     if w.kind == "date" and len(_iso(w)) == 4:
         return _iso(w).lstrip("0")
     return w.span.strip() if year_like(w) else None
+
+
+def states_any(values: list[Value], text: str) -> bool:
+    """Whether ``text`` states any of ``values`` in any role: as a condition, an end of a range, a
+    year of a date, in any unit or writing (a reading none of whose values it states is a misread)."""
+    return bool(_stated_in(values, text, extract_values(text), conditions_answer=True, bound_asked=True))
 
 
 def _stated_in(values: list[Value], text: str, in_text: list[Value], conditions_answer: bool = True,

@@ -473,3 +473,4 @@ def test_two_names_told_apart_by_one_word_are_two_answers(a, b):
     texts = [f"The prize went to {a}.", f"The prize went to {b}."]  # embeddings put such names close
     keys = _keys((a, None), (b, None), texts=texts, question="Who won the Harrow prize in 2031?")
     assert None not in keys and keys[0] != keys[1]
+
