@@ -13,7 +13,8 @@ tier's signals are features beside them, not the other way round:
   whose typed values its document does not state (no value the parser finds in the document
   equals them): a small reader that finds nothing to answer sometimes writes a value of its
   own (its prompt's example, a number from the question) instead of "not stated", and in words
-  too (an answer in words none of whose own words its document holds is none), nor one its
+  too (an answer in words none of whose own words its document holds is none; a page whose reading
+  gives only values it states nowhere takes the text rules' value instead, :func:`misread_by_text`), nor one its
   document states only as a condition ("orders over $50") when the question asks for none, nor one
   whose only values are bare figures of a kind the question does not ask for ("Contents, 23" for
   "When does it close?"). A value its document writes only in table cells that the question's
@@ -70,7 +71,7 @@ if TYPE_CHECKING:
     from diagnose.inputs.reading import DocumentReading
     from diagnose.inputs.settings import InputSettings
 
-__all__ = ["READER_PREFIX", "found_nothing", "reader_answers", "states_any"]
+__all__ = ["READER_PREFIX", "found_nothing", "misread_by_text", "reader_answers"]
 
 READER_PREFIX = "reader:"
 
@@ -123,17 +124,39 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
     return out
 
 
+def misread_by_text(found: list[DocAnswer | None], static: list[DocAnswer | None],
+                    readings: "list[DocumentReading]", texts: list[str], nothing: list[bool]) -> list[DocAnswer | None]:
+    """:func:`reader_answers`' answers (``found``), where a page whose reading gives only values its
+    text states nowhere, in any role (a condition, an end of a range, a year of a date) or writing (a
+    misread: "18:00 - 21:00" read from "9時から18時"), takes the typed value the text rules read in
+    it (``static``, the static tier's answers), under the key of the reader's answer that gives that
+    value or a key of its own: left answerless, it would join whichever center its embedding lies
+    nearest. A reading dropped for another reason (a stated value in another role, half of a range)
+    or that found nothing (``nothing``, :func:`found_nothing`) keeps no answer."""
+    out = list(found)
+    for i, answer in enumerate(found):
+        own = static[i]
+        read = extract_values(readings[i].answer) if answer is None and not nothing[i] else []
+        if not read or own is None or own.value is None:
+            continue
+        if _stated_in(read, texts[i], extract_values(texts[i]), conditions_answer=True, bound_asked=True):
+            continue
+        same = next((a for a in found if a is not None and a.value is not None and same_value(a.value, own.value)), None)
+        out[i] = DocAnswer(same.key if same else f"{READER_PREFIX}text:{i}", own.span, own.claim, own.value,
+                           own.strength)
+    return out
+
+
 def _answer_part(answer: str, asked: set[str]) -> str:
     """A free-text answer without the words it repeats from the question (``asked``: its content
     tokens) at either end, so that it labels its center by what it answers: "Alexander Fleming" of
     "Alexander Fleming discovered penicillin", "Warsaw, then part of the Russian Empire" of "Marie
     Curie was born in Warsaw, then part of the Russian Empire" (the whole answer when nothing is left)."""
     words = answer.split()
-    repeats = lambda w: not (tokens := content_tokens(w)) or set(tokens) <= asked  # noqa: E731
     start, end = 0, len(words)
-    while start < end and repeats(words[start]):
+    while start < end and _repeats(words[start], asked):
         start += 1
-    while end > start and repeats(words[end - 1]):
+    while end > start and _repeats(words[end - 1], asked):
         end -= 1
     part = " ".join(words[start:end]).strip(" ,;:.")
     return part or answer
@@ -286,12 +309,6 @@ def _year(w: Value) -> str | None:
     if w.kind == "date" and len(_iso(w)) == 4:
         return _iso(w).lstrip("0")
     return w.span.strip() if year_like(w) else None
-
-
-def states_any(values: list[Value], text: str) -> bool:
-    """Whether ``text`` states any of ``values`` in any role: as a condition, an end of a range, a
-    year of a date, in any unit or writing (a reading none of whose values it states is a misread)."""
-    return bool(_stated_in(values, text, extract_values(text), conditions_answer=True, bound_asked=True))
 
 
 def _stated_in(values: list[Value], text: str, in_text: list[Value], conditions_answer: bool = True,
@@ -491,8 +508,15 @@ def _own_words(answer: str, asked: set[str]) -> str:
     answer, not in what they repeat, and "The sport Ilse Marten specializes in is handball" answers
     "handball"."""
     words = normalise_text(answer).split()
-    own = [w for w in words if (tokens := content_tokens(w)) and not set(tokens) <= asked]
+    own = [w for w in words if not _repeats(w, asked)]
     return " ".join(own) or " ".join(words)
+
+
+def _repeats(word: str, asked: set[str]) -> bool:
+    """Whether an answer's ``word`` only repeats the question (``asked``: its content tokens) or is
+    a grammar word."""
+    tokens = content_tokens(word)
+    return not tokens or set(tokens) <= asked
 
 
 _WRITTEN_MAGNITUDE = frozenset({"money", "percent"})

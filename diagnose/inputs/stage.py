@@ -42,7 +42,7 @@ from diagnose.inputs.compare import compare_sides, pair_split
 from diagnose.inputs.instructions import instruction_conflicts
 from diagnose.inputs.noise import isolation, noise_mask, text_features
 from diagnose.inputs.read_answers import read_answers
-from diagnose.inputs.reader_answers import READER_PREFIX, found_nothing, reader_answers, states_any
+from diagnose.inputs.reader_answers import READER_PREFIX, found_nothing, misread_by_text, reader_answers
 from diagnose.inputs.reading import NO_INFORMATION
 from diagnose.inputs.settings import InputSettings
 from diagnose.inputs.standing import mark_standing, read_documents
@@ -106,7 +106,7 @@ def analyze_inputs(
             found = reader_answers(readings, claims, embedder, yes_no, settings, texts, case.question)
             nothing = found_nothing(readings, texts, case.question, yes_no)
             if not yes_no:
-                found = _misread_by_text(found, static.found, readings, texts, nothing)
+                found = misread_by_text(found, static.found, readings, texts, nothing)
             noise = _noise(found, relevance, features, isolated, settings) | np.array(nothing, bool)
         else:
             asks_value = bool(asked_value_kinds(case.question))
@@ -178,27 +178,6 @@ def _centers(texts, ids, emb, claims, found, noise, yes_no, predicate, settings,
     conflict = _conflict(texts, ids, emb, members, found, copies, yes_no, readings, comparisons, settings, decides,
                          static.conflict.probability if static is not None else 0.0)
     return _Centers(found, assignment, members, conflict)
-
-
-def _misread_by_text(found: list[DocAnswer | None], static: list[DocAnswer | None], readings, texts: list[str],
-                     nothing: list[bool]) -> list[DocAnswer | None]:
-    """A page whose reading gives only values its text states nowhere (a misread: "18:00 - 21:00"
-    read from "9時から18時") takes the typed value the text rules read in it (``static``, the static
-    tier's answers), in the reader's center that gives that value or apart: left answerless, it
-    would join whichever center its embedding lies nearest. A reading dropped for another reason (a
-    stated value in another role, half of a range) keeps no answer."""
-    out = list(found)
-    for i, answer in enumerate(found):
-        own = static[i]
-        read = extract_values(readings[i].answer) if answer is None and not nothing[i] else []
-        if not read or own is None or own.value is None:
-            continue
-        if states_any(read, texts[i]):
-            continue
-        same = next((a for a in found if a is not None and a.value is not None and same_value(a.value, own.value)), None)
-        out[i] = DocAnswer(same.key if same else f"{READER_PREFIX}text:{i}", own.span, own.claim, own.value,
-                           own.strength)
-    return out
 
 
 def _noise(found: list[DocAnswer | None], relevance: np.ndarray, features, isolated: np.ndarray,

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from diagnose.inputs.answers import NO, YES
-from diagnose.inputs.reader_answers import _name_and_kind, found_nothing, reader_answers
+from diagnose.inputs.answers import NO, YES, DocAnswer
+from diagnose.inputs.reader_answers import _name_and_kind, found_nothing, misread_by_text, reader_answers
 from diagnose.inputs.settings import InputSettings
 from diagnose.reader.readings import DocumentReading
+from diagnose.text.values import extract_values
 from tests.fakes import WordEmbedder
 
 
@@ -474,3 +475,29 @@ def test_two_names_told_apart_by_one_word_are_two_answers(a, b):
     keys = _keys((a, None), (b, None), texts=texts, question="Who won the Harrow prize in 2031?")
     assert None not in keys and keys[0] != keys[1]
 
+
+def test_a_misread_page_takes_the_value_its_text_states_and_a_reading_in_another_role_does_not():
+
+    def typed(key, text):
+        v = extract_values(text)[0]
+        return DocAnswer(key, v.span, None, v, 1.0)
+
+    texts = ["The depot opens at 9:00 and closes at 18:00 on weekdays.",
+             "Depot hours: 9:00 to 17:30 on weekdays.",
+             "Weekday hours end at 18:00; the yard closes at 16:00."]
+    readings = [DocumentReading(a, None, 10) for a in ("21:00", "17:30", "16:00")]
+    found = [None, typed("reader:0", "17:30"), None]  # the first misread, the third read the yard's hours
+    static = [typed("time:18:00", "18:00"), typed("time:17:30", "17:30"), typed("time:18:00", "18:00")]
+    out = misread_by_text(found, static, readings, texts, [False, False, False])
+    assert out[0].span == "18:00" and out[0].key not in ("reader:0", None)
+    assert out[1] is found[1] and out[2] is None  # "16:00" is stated, in another role: no answer
+
+
+def test_a_misread_page_joins_the_center_that_gives_its_texts_value():
+
+    v = extract_values("EUR 180")[0]
+    found = [DocAnswer("reader:0", "EUR 180", None, v, 1.0), None]
+    static = [None, DocAnswer("money:EUR:180", "180 euros", None, extract_values("180 euros")[0], 1.0)]
+    readings = [DocumentReading("EUR 180", None, 10), DocumentReading("EUR 150", None, 10)]
+    out = misread_by_text(found, static, readings, ["EUR 180 a night.", "Up to 180 euros a night."], [False, False])
+    assert out[1].key == "reader:0"
