@@ -24,6 +24,7 @@ from diagnose.inputs.stance import camps
 from diagnose.text.compare import comparable, same_value
 from diagnose.text.conditions import is_condition
 from diagnose.text.dates import date_precision
+from diagnose.text.lifespans import LifeEvent, lifespan_end
 from diagnose.text.names import name_key, proper_names
 from diagnose.text.questions import COUNT, PER_TIME
 from diagnose.text.roles import as_rate, counted_word, counts, named_span, named_unit, names_word
@@ -137,6 +138,7 @@ def value_answers(
     listed: list[str] = (),
     counted: list[str] = (),
     asks_condition: bool = False,
+    life_event: LifeEvent | None = None,
 ) -> list[DocAnswer | None]:
     """Typed-value answer per document (None where the document states none of the answer class).
 
@@ -169,7 +171,10 @@ def value_answers(
     asks_condition: whether the question asks for a bound or an age itself ("the maximum dose",
     "how old"); where it does not, a value stated as one ("orders over $50", "children under 12",
     :func:`diagnose.text.conditions.is_condition`) scores :data:`CONDITION_PENALTY` lower, so that
-    it answers only where its document states nothing else of the answer class."""
+    it answers only where its document states nothing else of the answer class.
+
+    life_event: the end of a life the question asks for (:func:`diagnose.text.lifespans.asked_life_event`);
+    the other end of a bracketed lifespan answers nothing."""
     if kinds is not None and not kinds:
         return [None] * len(claims)
     conditions = frozenset(_measure(g) for g in given) - dimensions - {"number", ""}
@@ -195,6 +200,8 @@ def value_answers(
                     continue  # a question that wants a year asks "when" or "what year"
                 if enumerates(text, v) or other_role(v, text, dimensions, listed):
                     continue
+                if life_event is not None and lifespan_end(text, v) not in (None, life_event):
+                    continue  # "(1568–1619)": asked when someone died, the birth is no answer
                 fits = 0.5 if measured_as(v, dimensions) or counts(v, text, counted) else (
                     -0.5 if measured_as(v, conditions) else 0.0)
                 if not asks_condition and is_condition(text, v):

@@ -50,6 +50,7 @@ from diagnose.report import AnswerValue, Conflict, ConflictPair, DocumentView, G
 from diagnose.text.change import tells_change
 from diagnose.text.compare import same_value
 from diagnose.text.conditions import asks_condition
+from diagnose.text.lifespans import asked_life_event
 from diagnose.text.questions import asked_dimensions, asked_value_kinds, is_yes_no_question, predicate_text
 from diagnose.text.roles import asks_count, counted_things, listed_things
 from diagnose.text.sentences import content_tokens, split_sentences
@@ -202,6 +203,7 @@ def _static_answers(question: str, predicate: list[str], claims, texts: list[str
         claims, asked_value_kinds(question), predicate, settings.min_claim, settings.tie_margin,
         dimensions=asked_dimensions(question), given=tuple(extract_values(question)), texts=texts, listed=listed,
         counted=counted_things(question), asks_condition=asks_condition(question),
+        life_event=asked_life_event(question),
     )
     if not any(a is not None for a in found) and not listed:
         found = name_answers(claims, question, settings.min_claim, predicate)

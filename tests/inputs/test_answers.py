@@ -8,6 +8,7 @@ from diagnose.inputs.answers import (
 )
 from diagnose.inputs.claims import Claim
 from diagnose.inputs.conflict import PairEvidence
+from diagnose.text.lifespans import asked_life_event
 from diagnose.text.questions import asked_dimensions, asked_value_kinds
 from diagnose.text.sentences import Sentence, content_tokens
 from diagnose.text.values import extract_values
@@ -412,3 +413,14 @@ def test_a_question_that_asks_how_long_in_french_is_answered_by_spans_of_time():
                           dimensions=asked_dimensions(question))
     assert [a.span for a in found] == ["2 ans", "24 mois", "3 ans"]
     assert agree(found[0], found[1]) and not agree(found[0], found[2])
+
+
+def test_asked_when_someone_died_the_birth_that_opens_their_lifespan_is_no_answer():
+    question = "When did Ada Morrow die?"
+    claims = [[_claim(0, "Ada Morrow (3 May 1761 – 9 October 1822) was a Welsh engraver.")],
+              [_claim(1, "Ada Morrow (1761–1822) engraved maps for the Admiralty.")]]
+    found = value_answers(claims, frozenset({"date"}), ["die"], 0.2, 0.05, life_event=asked_life_event(question))
+    assert [a.span for a in found] == ["9 October 1822", "1822"] and agree(found[0], found[1])
+    born = value_answers(claims, frozenset({"date"}), ["born"], 0.2, 0.05,
+                         life_event=asked_life_event("When was Ada Morrow born?"))
+    assert [a.span for a in born] == ["3 May 1761", "1761"]
