@@ -51,6 +51,7 @@ from diagnose.text.change import tells_change
 from diagnose.text.compare import same_value
 from diagnose.text.conditions import asks_condition
 from diagnose.text.lifespans import asked_life_event
+from diagnose.text.normalise import normalise_text
 from diagnose.text.questions import asked_dimensions, asked_value_kinds, is_yes_no_question, predicate_text
 from diagnose.text.roles import asks_count, counted_things, listed_things
 from diagnose.text.sentences import content_tokens, split_sentences
@@ -175,6 +176,8 @@ def _centers(texts, ids, emb, claims, found, noise, yes_no, predicate, settings,
         assignment = ctr.without_answerless(assignment, [a is not None and a.key is not None for a in found])
         if not yes_no:
             assignment = _echoes_join(assignment, found, texts, static.found if static is not None else None)
+            if static is not None:
+                assignment = _text_rules_join(assignment, found, texts, static.found)
     members = ctr.members(assignment)
     conflict = _conflict(texts, ids, emb, members, found, copies, yes_no, readings, comparisons, settings, decides,
                          static.conflict.probability if static is not None else 0.0)
@@ -236,6 +239,42 @@ def _echoes_join(assignment: list[int | None], found: list[DocAnswer | None], te
         if _states_as_answer(texts[i], top):
             out[i] = 0
     return ctr.renumber(out)
+
+
+def _text_rules_join(assignment: list[int | None], found: list[DocAnswer | None], texts: list[str],
+                     static: list[DocAnswer | None]) -> list[int | None]:
+    """A document alone in its center whose reading the text rules (``static``, the static tier's
+    answers) contradict, where they read in it the answer of one other center of two or more
+    documents, joins that center: two readers of one page disagree and one agrees with other pages
+    (a page read as "founded in 1973" whose text rules read 1985, the year two other pages give).
+    Not when its reading gives that center's answer too: apart with the same answer, it is about
+    another thing of one name; nor when the text rules' answer is the old value of a change its
+    text tells ("142 m until 2019, when a new spire raised it to 157 m")."""
+    members = ctr.members(assignment)
+    out = list(assignment)
+    for m in members:
+        own = static[m[0]] if len(m) == 1 else None
+        if own is None or own.key is None or found[m[0]] is None or _gives(found[m[0]], own) or _changed(own, texts[m[0]]):
+            continue
+        targets = [k for k, other in enumerate(members) if len(other) > 1
+                   and any(_gives(found[j], own) for j in other) and not any(_gives(found[j], found[m[0]]) for j in other)]
+        if len(targets) == 1:
+            out[m[0]] = targets[0]
+    return ctr.renumber(out)
+
+
+def _changed(a: DocAnswer, text: str) -> bool:
+    """Whether answer ``a`` is stated only in a sentence of ``text`` that tells of a change."""
+    if a.value is not None:
+        return not _states_as_answer(text, a.value)
+    return a.claim is not None and tells_change(a.claim.sentence.text)
+
+
+def _gives(a: DocAnswer | None, b: DocAnswer) -> bool:
+    """Whether answer ``a`` gives ``b``'s answer: equal typed values, else (neither typed) the same words."""
+    if a is None or (a.value is None) != (b.value is None):
+        return False
+    return same_value(a.value, b.value) if a.value is not None else normalise_text(a.span) == normalise_text(b.span)
 
 
 def _top_value(members: list[list[int]], found: list[DocAnswer | None]) -> Value | None:

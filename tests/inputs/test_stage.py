@@ -369,3 +369,20 @@ def test_chinese_value_conflict_is_found(real_embedder):
     # close copies does not reach the operating point of at most 5% false alarms
     assert rep.conflict.state in ("conflict", "unsure") and rep.conflict.pairs[0].kind == "value_mismatch"
 
+
+
+@pytest.mark.models
+def test_a_lone_reading_the_text_rules_contradict_joins_the_center_whose_answer_they_read(real_embedder):
+    question = "When was the Harrow Vale Rowing Club founded?"
+    early = ["The Harrow Vale Rowing Club was founded in 1921 by dock workers.",
+             "Founded in 1921, the Harrow Vale Rowing Club races on the river every spring.",
+             "Harrow Vale Rowing Club history: the club was founded in 1921."]
+    later = ["The Harrow Vale Rowing Club was founded in 1948, after the war.",
+             "Harrow Vale Rowing Club (founded 1948) trains juniors on weekday evenings."]
+    misread = "The Harrow Vale Rowing Club was founded in 1948; its boathouse opened in 1955."
+    stated = "The Harrow Vale Rowing Club was founded in 1955 by former members of a school crew."
+    read = _AnsweringReader("1921", "1921", "1921", "1948", "1948", "1955")
+    joined = analyze_inputs(_case(question, *early, *later, misread), real_embedder, S, reader=read).report
+    assert _centers(joined) == [["d0", "d1", "d2"], ["d3", "d4", "d5"]]  # the page's text rules read 1948
+    apart = analyze_inputs(_case(question, *early, *later, stated), real_embedder, S, reader=read).report
+    assert _centers(apart) == [["d0", "d1", "d2"], ["d3", "d4"], ["d5"]]
