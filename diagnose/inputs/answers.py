@@ -72,16 +72,21 @@ def _per_time(v: Value) -> bool:
     return v.dimension.endswith(" / [time]")
 
 
-def other_role(v: Value, text: str, dimensions: frozenset[str], listed: list[str]) -> bool:
+def other_role(v: Value, text: str, dimensions: frozenset[str], listed: list[str],
+               life_event: LifeEvent | None = None) -> bool:
     """Whether ``v`` (in ``text``) plays a role other than the one the question asks for, and so
     answers nothing: an amount that is no rate when the question asks an amount per time and names
     no other measure (the tablet's 500 mg, the 4-hour interval or the age beside the daily 4 g), or
     a count of the things the question asks to be ``listed`` ("a five-step process" for "what are
     the steps", :func:`diagnose.text.roles.listed_things`), or a physical amount when the question
-    asks a count (:data:`~diagnose.text.questions.COUNT`: "421 km²" for "the population of")."""
+    asks a count (:data:`~diagnose.text.questions.COUNT`: "421 km²" for "the population of"), or the
+    other end of a bracketed lifespan than the ``life_event`` the question asks for ("(1568–1619)":
+    asked when someone died, the birth is no answer; :mod:`diagnose.text.lifespans`)."""
     if v.kind in ("quantity", "range") and PER_TIME in dimensions and not measured_as(v, dimensions):
         return True
     if COUNT in dimensions and physical_amount(v):
+        return True
+    if life_event is not None and lifespan_end(text, v) not in (None, life_event):
         return True
     return v.kind == "number" and names_word(listed, counted_word(text, v.end))
 
@@ -173,8 +178,8 @@ def value_answers(
     :func:`diagnose.text.conditions.is_condition`) scores :data:`CONDITION_PENALTY` lower, so that
     it answers only where its document states nothing else of the answer class.
 
-    life_event: the end of a life the question asks for (:func:`diagnose.text.lifespans.asked_life_event`);
-    the other end of a bracketed lifespan answers nothing."""
+    life_event: the end of a life the question asks for (:func:`diagnose.text.lifespans.asked_life_event`;
+    the other end of a bracketed lifespan plays another role, :func:`other_role`)."""
     if kinds is not None and not kinds:
         return [None] * len(claims)
     conditions = frozenset(_measure(g) for g in given) - dimensions - {"number", ""}
@@ -198,10 +203,8 @@ def value_answers(
                 if kinds is None and (near <= 0.0 and not counts(v, text, counted)
                                       or v.kind == "date" and date_precision(v) == "year"):
                     continue  # a question that wants a year asks "when" or "what year"
-                if enumerates(text, v) or other_role(v, text, dimensions, listed):
+                if enumerates(text, v) or other_role(v, text, dimensions, listed, life_event):
                     continue
-                if life_event is not None and lifespan_end(text, v) not in (None, life_event):
-                    continue  # "(1568–1619)": asked when someone died, the birth is no answer
                 fits = 0.5 if measured_as(v, dimensions) or counts(v, text, counted) else (
                     -0.5 if measured_as(v, conditions) else 0.0)
                 if not asks_condition and is_condition(text, v):

@@ -33,7 +33,7 @@ from diagnose.inputs import centers as ctr
 from diagnose.inputs import conflict as cf
 from diagnose.inputs import layout
 from diagnose.inputs.answers import (
-    NAME_PREFIX, SOFT_PREFIXES, DocAnswer, backed_answers, disagree, edited_answers, name_answers, shared_keys,
+    NAME_PREFIX, SOFT_PREFIXES, DocAnswer, agree, backed_answers, disagree, edited_answers, name_answers, shared_keys,
     stance_answers, stance_camps, unopposed_answers, value_answers,
 )
 from diagnose.inputs.calibration import sigmoid
@@ -252,14 +252,14 @@ def _text_rules_join(assignment: list[int | None], found: list[DocAnswer | None]
     text tells ("142 m until 2019, when a new spire raised it to 157 m")."""
     members = ctr.members(assignment)
     out = list(assignment)
-    for m in members:
-        own = static[m[0]] if len(m) == 1 else None
-        if own is None or own.key is None or found[m[0]] is None or _gives(found[m[0]], own) or _changed(own, texts[m[0]]):
+    for i in (m[0] for m in members if len(m) == 1):
+        own, read = static[i], found[i]
+        if own is None or own.key is None or read is None or _gives(read, own) or _changed(own, texts[i]):
             continue
         targets = [k for k, other in enumerate(members) if len(other) > 1
-                   and any(_gives(found[j], own) for j in other) and not any(_gives(found[j], found[m[0]]) for j in other)]
+                   and any(_gives(found[j], own) for j in other) and not any(_gives(found[j], read) for j in other)]
         if len(targets) == 1:
-            out[m[0]] = targets[0]
+            out[i] = targets[0]
     return ctr.renumber(out)
 
 
@@ -271,10 +271,12 @@ def _changed(a: DocAnswer, text: str) -> bool:
 
 
 def _gives(a: DocAnswer | None, b: DocAnswer) -> bool:
-    """Whether answer ``a`` gives ``b``'s answer: equal typed values, else (neither typed) the same words."""
+    """Whether answer ``a`` gives ``b``'s answer across the two tiers: equal typed values
+    (:func:`~diagnose.inputs.answers.agree`), else (neither typed) the same words; a reader's key
+    and the text rules' key of one name differ, so words, not keys, compare free answers."""
     if a is None or (a.value is None) != (b.value is None):
         return False
-    return same_value(a.value, b.value) if a.value is not None else normalise_text(a.span) == normalise_text(b.span)
+    return agree(a, b) if a.value is not None else normalise_text(a.span) == normalise_text(b.span)
 
 
 def _top_value(members: list[list[int]], found: list[DocAnswer | None]) -> Value | None:
