@@ -151,15 +151,29 @@ def _answer_part(answer: str, asked: set[str]) -> str:
     """A free-text answer without the words it repeats from the question (``asked``: its content
     tokens) at either end, so that it labels its center by what it answers: "Alexander Fleming" of
     "Alexander Fleming discovered penicillin", "Warsaw, then part of the Russian Empire" of "Marie
-    Curie was born in Warsaw, then part of the Russian Empire" (the whole answer when nothing is left)."""
+    Curie was born in Warsaw, then part of the Russian Empire" (the whole answer when nothing is left).
+    Each of the question's words is repeated once: a word it has already given begins the answer
+    ("Harrow Vale regionalism" of "The ideology of the Harrow Vale League is Harrow Vale regionalism")."""
     words = answer.split()
     start, end = 0, len(words)
-    while start < end and _repeats(words[start], asked):
+    given: set[str] = set()
+    while start < end and _restates(words[start], asked, given):
         start += 1
-    while end > start and _repeats(words[end - 1], asked):
+    given.clear()
+    while end > start and _restates(words[end - 1], asked, given):
         end -= 1
     part = " ".join(words[start:end]).strip(" ,;:.")
     return part or answer
+
+
+def _restates(word: str, asked: set[str], given: set[str]) -> bool:
+    """Whether ``word`` goes on restating the question (:func:`_repeats`) with a word of it not yet
+    ``given`` (a grammar word always does); ``given`` gains the word's tokens."""
+    tokens = set(content_tokens(word))
+    if not _repeats(word, asked) or (tokens and tokens <= given):
+        return False
+    given |= tokens
+    return True
 
 
 def _shared_value(values: list[list[Value]], group: list[int], i: int, counted: bool) -> Value | None:

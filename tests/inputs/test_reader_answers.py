@@ -109,6 +109,16 @@ def test_a_sentence_answer_is_labelled_by_what_it_adds_to_the_question():
     assert [f.span for f in found] == ["Ilse Marten", "Tomas Brandt"]
 
 
+def test_a_word_of_the_question_the_answer_gives_again_is_part_of_the_answer():
+    question = "What is the founding ideology of the Harrow Vale League?"
+    answers = ["The founding ideology of the Harrow Vale League is Harrow Vale regionalism",
+               "Harrow Vale League: founded on Harrow Vale regionalism, the League"]
+    texts = ["The Harrow Vale League was founded on Harrow Vale regionalism."] * 2
+    found = reader_answers([DocumentReading(a, None, 10) for a in answers], [[], []], WordEmbedder(), False,
+                           InputSettings(), texts, question)
+    assert [f.span for f in found] == ["Harrow Vale regionalism"] * 2
+
+
 def test_a_bare_number_is_not_a_quantity_in_other_units():
     texts = ["Sessions end after 1800 idle clicks.", "Sessions end after 30 minutes."]
     keys = _keys(("1800", None), ("30 minutes", None), texts=texts)  # 30 minutes is 1800 s
