@@ -54,6 +54,7 @@ from diagnose.inputs.claims import Claim
 from diagnose.reader.prompt import states_nothing
 from diagnose.text.compare import comparable, half_a_day_later, range_end, same_value, written_magnitude
 from diagnose.text.conditions import asks_bound, asks_condition, is_condition
+from diagnose.text.lifespans import asked_end, asked_life_event
 from diagnose.text.names import abbreviates, named_apart
 from diagnose.text.normalise import normalise_text
 from diagnose.text.numerals import number_marks
@@ -86,7 +87,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
     given = stated_values(question)
     conditions_answer, bound_asked = asks_condition(question), asks_bound(question)
     kinds, measures = asked_value_kinds(question), asked_dimensions(question)
-    counted = asks_count(question)
+    counted, life_event = asks_count(question), asked_life_event(question)
     asked = set(content_tokens(question))
     subject = content_tokens(subject_text(question))
     # The question's own words outside its names, which no answer may only repeat (none when it offers choices).
@@ -104,6 +105,7 @@ def reader_answers(readings: "list[DocumentReading]", claims: list[list[Claim]],
         in_texts.append(in_text)
         own = [x for x in (_in_named_cell(v, text, in_text, subject) for v in own) if x is not None]
         own = [_in_asked_clause(_as_written(v, in_text), text, in_text, asked, given) for v in own]
+        own = [asked_end(v, text, in_text, life_event) for v in own]
         stated = _in_role(_stated_in(own, text, in_text, conditions_answer, bound_asked), kinds, measures)
         if written and not stated:
             answers[i] = None

@@ -4,7 +4,7 @@ An encyclopedia opens a person's page with "Name (9 July 1848 – 25 July 1912)"
 is a birth, the second a death. Asked when someone died, the first date is no answer, however
 near the question's words it stands; asked when they were born, the second is none.
 :func:`lifespan_end` says which end a date is, :func:`asked_life_event` which end a question asks
-for. Words of the supported languages' grammar of birth and death, no topic words.
+for, and :func:`asked_end` turns an answer that gives the whole span into the end asked for. Words of the supported languages' grammar of birth and death, no topic words.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Literal
 
 from diagnose.text.value_types import Value
 
-__all__ = ["LifeEvent", "asked_life_event", "lifespan_end"]
+__all__ = ["LifeEvent", "asked_end", "asked_life_event", "lifespan_end"]
 
 LifeEvent = Literal["birth", "death"]
 
@@ -55,3 +55,20 @@ def lifespan_end(text: str, v: Value) -> LifeEvent | None:
     if not all(_YEAR.search(e) and len(e.strip()) <= _MAX_END_CHARS for e in ends):
         return None
     return "birth" if v.start - opens - 1 < dash.start() else "death"
+
+
+def asked_end(v: Value, text: str, in_text: list[Value], life_event: LifeEvent | None) -> Value:
+    """``v``, or, where ``v`` is a whole lifespan ("1786-1838", read as the answer to "When was …
+    born?") that ``text`` writes as a bracketed span (``in_text``: its values), the end
+    ``life_event`` asks for, as the text writes it ("1786" of "(1786–1838)")."""
+    if life_event is None or v.kind != "range":
+        return v
+    years = {int(y) for y in _YEAR.findall(v.span)}
+    ends = {lifespan_end(text, w): w for w in in_text if _year_of(w) in years}
+    return ends[life_event] if {"birth", "death"} <= ends.keys() else v
+
+
+def _year_of(v: Value) -> int | None:
+    """The year of a date value ("date:1834-04-11": 1834), else None."""
+    m = re.match(r"date:(-?\d{4})", v.key) if v.kind == "date" else None
+    return int(m.group(1)) if m else None

@@ -119,6 +119,14 @@ def test_a_word_of_the_question_the_answer_gives_again_is_part_of_the_answer():
     assert [f.span for f in found] == ["Harrow Vale regionalism"] * 2
 
 
+def test_a_whole_lifespan_read_for_a_birth_is_the_birth_year():
+    texts = ["Ilse Varga (1712–1779) was a painter of the Harrow Vale school.",
+             "The painter Ilse Varga was born in 1712 in Dunmore.", "Ilse Varga was born in 1715."]
+    keys = _keys(("1712-1779", None), ("1712", None), ("1715", None), texts=texts,
+                 question="When was Ilse Varga born?")
+    assert keys[0] == keys[1] != keys[2]
+
+
 def test_a_bare_number_is_not_a_quantity_in_other_units():
     texts = ["Sessions end after 1800 idle clicks.", "Sessions end after 30 minutes."]
     keys = _keys(("1800", None), ("30 minutes", None), texts=texts)  # 30 minutes is 1800 s

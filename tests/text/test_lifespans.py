@@ -1,6 +1,6 @@
 import pytest
 
-from diagnose.text.lifespans import asked_life_event, lifespan_end
+from diagnose.text.lifespans import asked_end, asked_life_event, lifespan_end
 from diagnose.text.values import extract_values
 
 
@@ -36,3 +36,16 @@ def test_a_date_outside_a_span_of_two_dates_is_no_end_of_a_life():
     assert _ends("She lived in Graz (from 1921) and later in Linz.") == [("1921", None)]
     long_bracket = "(the works, begun under the old mayor in 1901 – and finished when funds allowed in 1910)"
     assert [e for _, e in _ends(long_bracket)] == [None, None]
+
+
+@pytest.mark.parametrize("event, end", [("birth", "date:1712"), ("death", "date:1779"), (None, "range:number:1712:1779")])
+def test_an_answer_that_gives_a_whole_lifespan_its_page_brackets_gives_the_end_asked_for(event, end):
+    text = "Ilse Varga (1712–1779) was a painter of the Harrow Vale school."
+    span = extract_values("1712-1779")[0]
+    assert asked_end(span, text, extract_values(text), event).key == end
+
+
+def test_a_span_of_years_no_bracket_of_its_page_holds_stays_a_span():
+    text = "The Harrow Vale school flourished from 1712 to 1779."
+    span = extract_values("1712-1779")[0]
+    assert asked_end(span, text, extract_values(text), "birth") == span
