@@ -130,23 +130,51 @@ def misread_by_text(found: list[DocAnswer | None], static: list[DocAnswer | None
                     readings: "list[DocumentReading]", texts: list[str], nothing: list[bool]) -> list[DocAnswer | None]:
     """:func:`reader_answers`' answers (``found``), where a page whose reading gives only values its
     text states nowhere, in any role (a condition, an end of a range, a year of a date) or writing (a
-    misread: "18:00 - 21:00" read from "9時から18時"), takes the typed value the text rules read in
-    it (``static``, the static tier's answers), under the key of the reader's answer that gives that
-    value or a key of its own: left answerless, it would join whichever center its embedding lies
-    nearest. A reading dropped for another reason (a stated value in another role, half of a range)
-    or that found nothing (``nothing``, :func:`found_nothing`) keeps no answer."""
+    misread: "18:00 - 21:00" read from "9時から18時"), takes the value its reading miscopied
+    (:func:`_miscopied`: "1985" read from "25 April 1885"), else the typed value the text rules read
+    in it (``static``, the static tier's answers), under the key of the reader's answer that gives
+    that value or a key of its own: left answerless, it would join whichever center its embedding
+    lies nearest. A reading dropped for another reason (a stated value in another role, half of a
+    range) or that found nothing (``nothing``, :func:`found_nothing`) keeps no answer."""
     out = list(found)
     for i, answer in enumerate(found):
         own = static[i]
         read = extract_values(readings[i].answer) if answer is None and not nothing[i] else []
-        if not read or own is None or own.value is None:
+        in_text = extract_values(texts[i]) if read else []
+        if not read or _stated_in(read, texts[i], in_text, conditions_answer=True, bound_asked=True):
             continue
-        if _stated_in(read, texts[i], extract_values(texts[i]), conditions_answer=True, bound_asked=True):
+        if (copied := _miscopied(read, in_text)) is not None:
+            own = DocAnswer("", copied.span, _quoted_claim(i, texts[i], in_text, [], copied.span, copied, True),
+                            copied, 1.0)
+        if own is None or own.value is None:
             continue
         same = next((a for a in found if a is not None and a.value is not None and same_value(a.value, own.value)), None)
         out[i] = DocAnswer(same.key if same else f"{READER_PREFIX}text:{i}", own.span, own.claim, own.value,
                            own.strength)
     return out
+
+
+def _miscopied(read: list[Value], in_text: list[Value]) -> Value | None:
+    """The value of a text that a reading's values (``read``, none stated in it) miscopy: written
+    with the same digits but one ("1985" read from "25 April 1885", "12:00–12:00" from
+    "10:00–12:00"), where the text writes one such number (its first value that does); None when it
+    writes none or several ("1675" beside 1575, 1605 and 1615 names no one of them)."""
+    read_forms = {f for v in read for f in _digit_forms(v)}
+    matches = [(f, w) for w in in_text for f in _digit_forms(w) if any(_one_digit_apart(f, r) for r in read_forms)]
+    return matches[0][1] if len({f for f, _ in matches}) == 1 else None
+
+
+def _digit_forms(v: Value) -> set[str]:
+    """The digits ``v`` is written with (three at least), and a date's year: "1885" and "251885" of
+    "25 April 1885"."""
+    forms = {"".join(ch for ch in v.span if ch.isdigit())}
+    if v.kind == "date" and (year := re.match(r"date:(\d{4})", v.key)):
+        forms.add(year.group(1))
+    return {f for f in forms if len(f) >= 3}
+
+
+def _one_digit_apart(a: str, b: str) -> bool:
+    return len(a) == len(b) and sum(x != y for x, y in zip(a, b)) == 1
 
 
 def _answer_part(answer: str, asked: set[str]) -> str:

@@ -519,3 +519,18 @@ def test_a_misread_page_joins_the_center_that_gives_its_texts_value():
     readings = [DocumentReading("EUR 180", None, 10), DocumentReading("EUR 150", None, 10)]
     out = misread_by_text(found, static, readings, ["EUR 180 a night.", "Up to 180 euros a night."], [False, False])
     assert out[1].key == "reader:0"
+
+
+def test_a_reading_that_miscopies_one_digit_of_its_pages_value_takes_that_value():
+    texts = ["Ilse Varga was born on 25 April 1885 in Dunmore, where her father had settled in 1848.",
+             "The painter Ilse Varga (born 1885) trained in Harrow Vale.",
+             "Ilse Varga's teachers were born in 1575, 1605 and 1615."]
+    read_1885 = DocAnswer("reader:0", "1885", None, extract_values("1885")[0], 1.0)
+    static = [DocAnswer("date:1848", "1848", None, extract_values("in 1848")[0], 1.0), None,
+              DocAnswer("date:1575", "1575", None, extract_values("in 1575")[0], 1.0)]
+    readings = [DocumentReading(a, None, 10) for a in ("1985", "1885", "1675")]
+    out = misread_by_text([None, read_1885, None], static, readings, texts, [False, False, False])
+    # "1985" is 1885 with one digit miscopied: the page's 1885, the other page's key
+    assert out[0].key == "reader:0" and out[0].value.key.startswith("date:1885") and "25 April 1885" in out[0].claim.sentence.text
+    # "1675" is one digit from three of its page's years: no one of them, the text rules' value
+    assert out[2].value.key == "date:1575" and out[2].key == "reader:text:2"
