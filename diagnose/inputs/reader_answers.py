@@ -168,8 +168,8 @@ def _digit_forms(v: Value) -> set[str]:
     """The digits ``v`` is written with (three at least), and a date's year: "1885" and "251885" of
     "25 April 1885"."""
     forms = {"".join(ch for ch in v.span if ch.isdigit())}
-    if v.kind == "date" and (year := re.match(r"date:(\d{4})", v.key)):
-        forms.add(year.group(1))
+    if v.kind == "date" and _iso(v)[:4].isdigit():  # not "--07-06" (no year) nor "-0753"
+        forms.add(_iso(v)[:4])
     return {f for f in forms if len(f) >= 3}
 
 

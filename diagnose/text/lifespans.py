@@ -4,7 +4,8 @@ An encyclopedia opens a person's page with "Name (9 July 1848 – 25 July 1912)"
 is a birth, the second a death. Asked when someone died, the first date is no answer, however
 near the question's words it stands; asked when they were born, the second is none.
 :func:`lifespan_end` says which end a date is, :func:`asked_life_event` which end a question asks
-for, and :func:`asked_end` turns an answer that gives the whole span into the end asked for. Words of the supported languages' grammar of birth and death, no topic words.
+for, and :func:`asked_end` turns an answer that gives the whole span into the end asked for.
+Words of the supported languages' grammar of birth and death, no topic words.
 """
 
 from __future__ import annotations
